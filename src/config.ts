@@ -1,0 +1,150 @@
+// One typed configuration object, read once at start: config/default.json, then
+// config/<NODE_ENV>.json, then environment variables, then programmatic overrides (tests).
+// Any wrong value stops the start with a list naming every problem.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const booleanLike = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
+]);
+
+const secondsList = z.union([
+  z.array(z.number().nonnegative()),
+  z
+    .string()
+    .transform((s) => s.split(',').map((part) => Number(part.trim())))
+    .pipe(z.array(z.number().nonnegative().finite()).min(1)),
+]);
+
+const postgresUrl = z
+  .string()
+  .url()
+  .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// or postgresql:// URL');
+
+const schema = z.object({
+  env: z.string(),
+  port: z.coerce.number().int().min(0).max(65535),
+  host: z.string().min(1),
+  databaseUrl: postgresUrl.optional(),
+  redisUrl: z
+    .string()
+    .url()
+    .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// or rediss:// URL')
+    .optional(),
+  dataDir: z.string().min(1),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  http: z.object({
+    jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
+    requestTimeoutMs: z.coerce.number().int().positive(),
+  }),
+  shutdownTimeoutMs: z.coerce.number().int().positive(),
+  admin: z.object({
+    email: z.string().email().optional(),
+    password: z.string().min(8, 'must be at least 8 characters').optional(),
+    sessionTtlSeconds: z.coerce.number().int().positive(),
+  }),
+  webhooks: z.object({
+    allowPrivate: booleanLike,
+    retrySchedule: secondsList,
+  }),
+  demo: booleanLike,
+});
+
+export type Config = z.infer<typeof schema>;
+
+/** Environment variables the outside world relies on, and where each lands in Config. */
+const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
+  ['PORT', ['port']],
+  ['HOST', ['host']],
+  ['DATABASE_URL', ['databaseUrl']],
+  ['REDIS_URL', ['redisUrl']],
+  ['PALAVER_DATA_DIR', ['dataDir']],
+  ['LOG_LEVEL', ['logLevel']],
+  ['PALAVER_ADMIN_EMAIL', ['admin', 'email']],
+  ['PALAVER_ADMIN_PASSWORD', ['admin', 'password']],
+  ['PALAVER_WEBHOOK_ALLOW_PRIVATE', ['webhooks', 'allowPrivate']],
+  ['PALAVER_RETRY_SCHEDULE', ['webhooks', 'retrySchedule']],
+  ['PALAVER_DEMO', ['demo']],
+];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Tree = { [key: string]: unknown };
+
+function isTree(value: unknown): value is Tree {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function merge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] = isTree(current) && isTree(value) ? merge(current, value) : value;
+  }
+  return out;
+}
+
+function setPath(tree: Tree, keys: string[], value: unknown): void {
+  let node = tree;
+  keys.slice(0, -1).forEach((key) => {
+    const next = node[key];
+    node[key] = isTree(next) ? { ...next } : {};
+    node = node[key] as Tree;
+  });
+  node[keys[keys.length - 1] as string] = value;
+}
+
+function readJson(file: string, problems: string[]): Tree {
+  if (!existsSync(file)) return {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (isTree(parsed)) return parsed;
+    problems.push(`${file}: must hold a JSON object`);
+  } catch (err) {
+    problems.push(`${file}: ${(err as Error).message}`);
+  }
+  return {};
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  configDir?: string;
+  overrides?: Tree;
+}
+
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const configDir = options.configDir ?? path.resolve(import.meta.dirname, '..', 'config');
+  const envName = env.NODE_ENV ?? 'development';
+  const problems: string[] = [];
+
+  let tree = merge(readJson(path.join(configDir, 'default.json'), problems), {
+    env: envName,
+  });
+  tree = merge(tree, readJson(path.join(configDir, `${envName}.json`), problems));
+  const fromEnv: Tree = {};
+  for (const [name, keys] of ENV_VARS) {
+    const value = env[name];
+    // An empty variable counts as unset, as shells and compose files often leave them so.
+    if (value !== undefined && value !== '') setPath(fromEnv, keys, value);
+  }
+  tree = merge(merge(tree, fromEnv), options.overrides ?? {});
+
+  const result = schema.safeParse(tree);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const key = issue.path.join('.');
+      const envName = ENV_VARS.find(([, keys]) => keys.join('.') === key)?.[0];
+      problems.push(`${envName ? `${envName} (${key})` : key}: ${issue.message}`);
+    }
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  return result.data;
+}

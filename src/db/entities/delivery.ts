@@ -1,0 +1,31 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+export type DeliveryKind = 'event' | 'message' | 'action' | 'client_merging';
+export type DeliveryState = 'pending' | 'delivered' | 'dead';
+
+/**
+ * The outbox: one row per payload per Service, written in the transaction of the change
+ * that caused it. `id` is the Standard Webhooks `webhook-id`; `seq` orders one ordering key.
+ */
+export const DeliverySchema = defineEntity({
+  name: 'Delivery',
+  tableName: 'deliveries',
+  properties: (p) => ({
+    id: p.uuid().primary(),
+    seq: p.bigint('number'),
+    serviceId: p.integer(),
+    orderingKey: p.integer().nullable(),
+    kind: p.string().$type<DeliveryKind>(),
+    payload: p.json<Record<string, unknown>>(),
+    attempts: p.integer(),
+    nextAttemptAt: p.datetime(),
+    state: p.string().$type<DeliveryState>(),
+    lastStatus: p.integer().nullable(),
+    lastError: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    deliveredAt: p.datetime().nullable(),
+  }),
+});
+
+export type Delivery = InferEntity<typeof DeliverySchema>;

@@ -1,0 +1,16 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+/** A dashboard user. `identifier` is what `initiatedBy` carries in action payloads. */
+export const OperatorSchema = defineEntity({
+  name: 'Operator',
+  tableName: 'operators',
+  properties: (p) => ({
+    id: p.integer().primary(),
+    email: p.string().unique(),
+    identifier: p.string().unique(),
+    passwordHash: p.string(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  }),
+});
+
+export type Operator = InferEntity<typeof OperatorSchema>;

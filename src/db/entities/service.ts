@@ -1,0 +1,20 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+/** A backend attached to an account: it receives webhooks and calls the Service API. */
+export const ServiceSchema = defineEntity({
+  name: 'Service',
+  tableName: 'services',
+  properties: (p) => ({
+    id: p.integer().primary(),
+    accountId: p.integer(),
+    name: p.string(),
+    identification: p.string().unique(),
+    webhookUrl: p.text().nullable(),
+    signingSecret: p.string(),
+    disabledAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  }),
+});
+
+export type Service = InferEntity<typeof ServiceSchema>;

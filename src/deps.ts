@@ -1,0 +1,15 @@
+import type { Redis } from 'ioredis';
+import type { Config } from './config.ts';
+import type { Database } from './db/orm.ts';
+import type { Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
+
+/** The long-lived parts of one running server, handed to every request as ctx.deps. */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  metrics: Metrics;
+  /** Present when REDIS_URL is set. */
+  redis: Redis | undefined;
+}

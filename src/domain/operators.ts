@@ -1,0 +1,88 @@
+// Operators (dashboard users): creation, login sessions and the grants they act under.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  OperatorPermissionSchema,
+  OperatorSchema,
+  OperatorSessionSchema,
+  type Operator,
+} from '../db/entities/index.ts';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../security/passwords.ts';
+import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
+import { isPermission, type Grant } from './permissions.ts';
+
+export interface AuthenticatedOperator {
+  id: number;
+  email: string;
+  identifier: string;
+  grants: Grant[];
+}
+
+export interface NewOperator {
+  email: string;
+  password: string;
+  grants: Grant[];
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export async function createOperator(em: EntityManager, input: NewOperator): Promise<Operator> {
+  const passwordHash = await hashPassword(input.password);
+  return em.transactional(async (tx) => {
+    const operator = tx.create(OperatorSchema, {
+      email: normalizeEmail(input.email),
+      identifier: `op_${alphanumericId(12)}`,
+      passwordHash,
+    });
+    await tx.flush();
+    for (const grant of input.grants) {
+      tx.create(OperatorPermissionSchema, { operatorId: operator.id, ...grant });
+    }
+    return operator;
+  });
+}
+
+/** Creates the operator if no operator has that email; an existing one is left as it is. */
+export async function ensureOperator(em: EntityManager, input: NewOperator): Promise<{ created: boolean }> {
+  const existing = await em.findOne(OperatorSchema, { email: normalizeEmail(input.email) });
+  if (existing) return { created: false };
+  await createOperator(em, input);
+  return { created: true };
+}
+
+/** Returns a bearer token for a right email and password, null otherwise (never which one was wrong). */
+export async function login(
+  em: EntityManager,
+  email: string,
+  password: string,
+  ttlSeconds: number,
+): Promise<{ token: string; expiresAt: Date } | null> {
+  const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
+  const matches = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash()));
+  if (!operator || !matches) return null;
+  const token = newToken('pat');
+  const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
+  em.create(OperatorSessionSchema, { operatorId: operator.id, tokenHash: sha256Hex(token), expiresAt });
+  await em.flush();
+  return { token, expiresAt };
+}
+
+export async function authenticateOperator(
+  em: EntityManager,
+  token: string,
+): Promise<AuthenticatedOperator | null> {
+  const session = await em.findOne(OperatorSessionSchema, {
+    tokenHash: sha256Hex(token),
+    expiresAt: { $gt: new Date() },
+  });
+  if (!session) return null;
+  const operator = await em.findOne(OperatorSchema, { id: session.operatorId });
+  if (!operator) return null;
+  const rows = await em.find(OperatorPermissionSchema, { operatorId: operator.id });
+  const grants: Grant[] = [];
+  for (const row of rows) {
+    if (isPermission(row.permission)) grants.push({ accountId: row.accountId ?? null, permission: row.permission });
+  }
+  return { id: operator.id, email: operator.email, identifier: operator.identifier, grants };
+}

@@ -1,0 +1,42 @@
+// Errors a client can act on: a stable snake_case code and an HTTP status. Anything else
+// that escapes a handler is a fault of ours and becomes a generic 500 (see error-handler.ts).
+import type { Notification } from './envelope.ts';
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly details: Notification[] = [],
+    readonly data: unknown = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(code);
+    this.name = 'AppError';
+  }
+}
+
+export interface FieldProblem {
+  field: string;
+  detail: string;
+}
+
+export const badRequest = (code: string) => new AppError(400, code);
+export const unauthorized = (code = 'unauthorized') =>
+  new AppError(401, code, [], null, { 'www-authenticate': 'Bearer' });
+export const forbidden = (code = 'forbidden') => new AppError(403, code);
+export const notFound = (code = 'not_found') => new AppError(404, code);
+export const methodNotAllowed = (allowed: string[]) =>
+  new AppError(405, 'method_not_allowed', [], null, { allow: allowed.join(', ') });
+export const conflict = (code: string) => new AppError(409, code);
+export const payloadTooLarge = (code = 'payload_too_large') => new AppError(413, code);
+export const unsupportedMediaType = (code = 'unsupported_media_type') => new AppError(415, code);
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new AppError(429, 'too_many_requests', [], null, { 'retry-after': String(retryAfterSeconds) });
+
+/** Every problem of a request body at once, so a client can fix them in one go. */
+export const validationFailed = (problems: FieldProblem[]) =>
+  new AppError(
+    422,
+    'validation_failed',
+    problems.map(({ field, detail }) => ({ type: 'error', message: 'validation_failed', field, detail })),
+  );

@@ -1,0 +1,22 @@
+import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
+import type { Logger } from '../logger.ts';
+import type { AppDeps } from '../deps.ts';
+import type { AuthenticatedOperator } from '../domain/operators.ts';
+
+/** What middleware learns about one request as it passes down the chain. */
+export interface AppState {
+  requestId: string;
+  startedAt: bigint;
+  log: Logger;
+  operator?: AuthenticatedOperator;
+}
+
+/** Dependencies every handler can reach as ctx.deps (set once on app.context). */
+export interface AppContextExtras {
+  deps: AppDeps;
+}
+
+/** The context route handlers see: app state, deps and the router's `params`. */
+export type AppContext = RouterContext<AppState, AppContextExtras>;
+export type AppRouter = Router<AppState, AppContextExtras>;

@@ -1,0 +1,20 @@
+import type { Service } from '../db/entities/index.ts';
+
+/** A Service as operators see it. Secrets leave the server only where a presenter adds them. */
+export function presentService(service: Service, defaultServiceId: number | null) {
+  return {
+    id: service.id,
+    accountId: service.accountId,
+    identification: service.identification,
+    name: service.name,
+    webhookUrl: service.webhookUrl ?? null,
+    isDefault: service.id === defaultServiceId,
+    disabledAt: service.disabledAt?.toISOString() ?? null,
+    createdAt: service.createdAt.toISOString(),
+  };
+}
+
+/** The answer to creating a Service: the only time the API key is ever shown. */
+export function presentCreatedService(service: Service, defaultServiceId: number | null, apiKey: string) {
+  return { ...presentService(service, defaultServiceId), signingSecret: service.signingSecret, apiKey };
+}

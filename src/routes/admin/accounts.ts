@@ -1,0 +1,37 @@
+import { createAccount, findAccountOverview } from '../../domain/accounts.ts';
+import { createService } from '../../domain/services.ts';
+import { respond } from '../../http/envelope.ts';
+import { notFound } from '../../http/errors.ts';
+import type { AppRouter } from '../../http/types.ts';
+import { parseBody, parseParams } from '../../http/validate.ts';
+import { presentAccount, presentAccountOverview } from '../../presenters/account.ts';
+import { presentCreatedService } from '../../presenters/service.ts';
+import { authorize } from './auth.ts';
+import { accountIdParams, createAccountBody, createServiceBody } from './schema.ts';
+
+export function accountRoutes(router: AppRouter): void {
+  router.post('/accounts', async (ctx) => {
+    authorize(ctx, 'accounts:create', null);
+    const body = parseBody(ctx, createAccountBody);
+    const account = await createAccount(ctx.deps.db.orm.em, body);
+    respond(ctx, { data: presentAccount(account) }, 201);
+  });
+
+  router.get('/accounts/:accountId', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'accounts:read', accountId);
+    const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
+    if (!overview) throw notFound('account_not_found');
+    respond(ctx, { data: presentAccountOverview(overview.account, overview.services) });
+  });
+
+  router.post('/accounts/:accountId/services', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'services:edit', accountId);
+    const body = parseBody(ctx, createServiceBody);
+    const created = await createService(ctx.deps.db.orm.em, accountId, body);
+    if (!created) throw notFound('account_not_found');
+    const defaultServiceId = created.isDefault ? created.service.id : null;
+    respond(ctx, { data: presentCreatedService(created.service, defaultServiceId, created.apiKey) }, 201);
+  });
+}

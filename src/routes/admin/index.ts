@@ -1,0 +1,14 @@
+// Admin API (DESIGN.md section 4): login is open, everything else needs an operator token.
+import Router from '@koa/router';
+import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
+import { accountRoutes } from './accounts.ts';
+import { requireOperator } from './auth.ts';
+import { loginRoutes } from './login.ts';
+
+export function adminRouter(): AppRouter {
+  const router: AppRouter = new Router<AppState, AppContextExtras>({ prefix: '/adminApi' });
+  loginRoutes(router);
+  router.use(requireOperator());
+  accountRoutes(router);
+  return router;
+}

@@ -1,0 +1,20 @@
+import { login } from '../../domain/operators.ts';
+import { respond } from '../../http/envelope.ts';
+import { unauthorized } from '../../http/errors.ts';
+import type { AppRouter } from '../../http/types.ts';
+import { parseBody } from '../../http/validate.ts';
+import { loginBody } from './schema.ts';
+
+export function loginRoutes(router: AppRouter): void {
+  router.post('/login', async (ctx) => {
+    const body = parseBody(ctx, loginBody);
+    const session = await login(
+      ctx.deps.db.orm.em,
+      body.email,
+      body.password,
+      ctx.deps.config.admin.sessionTtlSeconds,
+    );
+    if (!session) throw unauthorized('invalid_credentials');
+    respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
+  });
+}

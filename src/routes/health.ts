@@ -1,0 +1,36 @@
+// Liveness, readiness and metrics: outside every API prefix and needing no credentials.
+import Router from '@koa/router';
+import { respond } from '../http/envelope.ts';
+import { AppError } from '../http/errors.ts';
+import type { AppContextExtras, AppRouter, AppState } from '../http/types.ts';
+
+export function healthRouter(): AppRouter {
+  const router: AppRouter = new Router<AppState, AppContextExtras>();
+
+  router.get('/healthz', (ctx) => respond(ctx, { data: { status: 'ok' } }));
+
+  router.get('/readyz', async (ctx) => {
+    const checks: Record<string, 'ok' | 'down'> = {};
+    try {
+      await ctx.deps.db.orm.em.getConnection().execute('select 1');
+      checks.database = 'ok';
+    } catch (err) {
+      ctx.state.log.warn({ err }, 'readiness: database unreachable');
+      checks.database = 'down';
+    }
+    if (ctx.deps.redis) {
+      checks.redis = ctx.deps.redis.status === 'ready' ? 'ok' : 'down';
+    }
+    if (Object.values(checks).includes('down')) {
+      throw new AppError(503, 'not_ready', [], checks);
+    }
+    respond(ctx, { data: { status: 'ready', checks } });
+  });
+
+  router.get('/metrics', async (ctx) => {
+    ctx.type = ctx.deps.metrics.registry.contentType;
+    ctx.body = await ctx.deps.metrics.registry.metrics();
+  });
+
+  return router;
+}

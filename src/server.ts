@@ -1,0 +1,76 @@
+// Builds one running Palaver: database (migrated), bootstrap, Koa app, HTTP server, and a
+// close() that stops accepting, lets in-flight requests finish and closes the database.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Config } from './config.ts';
+import { migrate, openDatabase } from './db/orm.ts';
+import type { AppDeps } from './deps.ts';
+import { createApp } from './http/app.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMetrics } from './metrics.ts';
+import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  http: Server;
+  deps: AppDeps;
+  demo: DemoSetup | null;
+  close(): Promise<void>;
+}
+
+async function connectRedis(url: string, logger: Logger): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
+  await redis.connect();
+  return redis;
+}
+
+export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
+  const db = await openDatabase(config, logger);
+  let redis: Redis | undefined;
+  try {
+    await migrate(db, logger);
+    const demo = await bootstrap(db.orm.em.fork(), config, logger);
+    redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+    const deps: AppDeps = { config, logger, db, metrics: createMetrics(), redis };
+    const app = createApp(deps);
+    const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, app.callback());
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(config.port, config.host, () => resolve());
+    });
+    const { port } = http.address() as AddressInfo;
+    const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    logger.info({ port, embeddedDatabase: db.embedded }, 'palaver listening');
+
+    let closing: Promise<void> | undefined;
+    const close = () => {
+      closing ??= (async () => {
+        await stopHttp(http, config.shutdownTimeoutMs, logger);
+        redis?.disconnect();
+        await db.close();
+        logger.info('palaver stopped');
+      })();
+      return closing;
+    };
+    return { url: `http://${shownHost}:${port}`, port, http, deps, demo, close };
+  } catch (err) {
+    redis?.disconnect();
+    await db.close();
+    throw err;
+  }
+}
+
+/** Stops accepting, waits for in-flight requests, and cuts what is still open after the timeout. */
+async function stopHttp(http: Server, timeoutMs: number, logger: Logger): Promise<void> {
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+  http.closeIdleConnections();
+  const timer = setTimeout(() => {
+    logger.warn('shutdown timeout: closing connections still open');
+    http.closeAllConnections();
+  }, timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}

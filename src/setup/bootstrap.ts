@@ -1,0 +1,69 @@
+// What a start does to the data before serving: the configured operator, and on the very
+// first start with nothing configured, a demo account so that `npm start` is useful at once.
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../config.ts';
+import { AccountSchema } from '../db/entities/index.ts';
+import { createAccount } from '../domain/accounts.ts';
+import { createOperator, ensureOperator } from '../domain/operators.ts';
+import { createService } from '../domain/services.ts';
+import type { Logger } from '../logger.ts';
+
+export interface DemoSetup {
+  operatorEmail: string;
+  operatorPassword: string;
+  accountId: number;
+  accountIdentification: string;
+  serviceIdentification: string;
+  apiKey: string;
+}
+
+export async function bootstrap(em: EntityManager, config: Config, logger: Logger): Promise<DemoSetup | null> {
+  const { email, password } = config.admin;
+  if (email && password) {
+    const { created } = await ensureOperator(em, { email, password, grants: [{ accountId: null, permission: '*' }] });
+    if (created) logger.info({ email }, 'operator created from PALAVER_ADMIN_EMAIL');
+    return null;
+  }
+  if (!config.demo || (await em.count(AccountSchema, {})) > 0) return null;
+  return createDemo(em);
+}
+
+async function createDemo(em: EntityManager): Promise<DemoSetup> {
+  const operatorEmail = 'admin@palaver.local';
+  const operatorPassword = randomBytes(12).toString('base64url');
+  await createOperator(em, {
+    email: operatorEmail,
+    password: operatorPassword,
+    grants: [{ accountId: null, permission: '*' }],
+  });
+  const account = await createAccount(em, { name: 'Demo' });
+  const created = await createService(em, account.id, { name: 'Demo Service' });
+  if (!created) throw new Error('demo account vanished while being set up');
+  return {
+    operatorEmail,
+    operatorPassword,
+    accountId: account.id,
+    accountIdentification: account.identification,
+    serviceIdentification: created.service.identification,
+    apiKey: created.apiKey,
+  };
+}
+
+/** Printed once, on the start that created the demo; the secrets are not stored in plain anywhere. */
+export function demoBanner(demo: DemoSetup, baseUrl: string): string {
+  return [
+    '',
+    '  Palaver is running with a demo account (shown only this once; keep what you need):',
+    '',
+    `    Admin API   ${baseUrl}/adminApi   operator ${demo.operatorEmail} / ${demo.operatorPassword}`,
+    `    Account     id ${demo.accountId}, identification ${demo.accountIdentification}`,
+    `    Service     identification ${demo.serviceIdentification}, API key ${demo.apiKey}`,
+    '',
+    '  Try it:',
+    `    curl -s -X POST ${baseUrl}/adminApi/login -H 'content-type: application/json' \\`,
+    `      -d '{"email":"${demo.operatorEmail}","password":"${demo.operatorPassword}"}'`,
+    `    curl -s ${baseUrl}/adminApi/accounts/${demo.accountId} -H 'authorization: Bearer <token from login>'`,
+    '',
+  ].join('\n');
+}
