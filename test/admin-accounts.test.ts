@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { adminToken, createAccount, createService, type AccountData } from './support/factories.ts';
+import { client } from './support/http.ts';
+import { sharedServer } from './support/server.ts';
+
+interface Overview extends AccountData {
+  services: Array<Record<string, unknown>>;
+  defaultService: Record<string, unknown> | null;
+}
+
+describe('Admin API: accounts and Services', () => {
+  const api = () => client(sharedServer().url);
+
+  it('creates an account with a public identification and an authorization secret', async () => {
+    const answer = await api().post<AccountData>('/adminApi/accounts', {
+      token: await adminToken(),
+      json: { name: '  Acme Support  ' },
+    });
+    expect(answer.status).to.equal(201);
+    const account = answer.body.data;
+    expect(account.id).to.be.a('number');
+    expect(account.name).to.equal('Acme Support');
+    expect(account.identification).to.match(/^[A-Za-z0-9]{16}$/);
+    expect(account.authorizationSecret).to.match(/^[0-9a-f]{64}$/);
+    expect(account.defaultServiceId).to.equal(null);
+  });
+
+  it('refuses an account without a name, listing the problem', async () => {
+    const answer = await api().post('/adminApi/accounts', { token: await adminToken(), json: { name: '   ' } });
+    expect(answer.status).to.equal(422);
+    expect(answer.body.notifications[0]).to.include({ message: 'validation_failed', field: 'body.name' });
+  });
+
+  it('makes the first Service the default and shows the API key only at creation', async () => {
+    const account = await createAccount();
+    const first = await createService(account.id, { name: 'Bot', webhookUrl: 'https://bot.example.com/hook' });
+    expect(first.isDefault).to.equal(true);
+    expect(first.identification).to.match(/^[A-Za-z0-9]{16}$/);
+    expect(first.webhookUrl).to.equal('https://bot.example.com/hook');
+    expect(first.apiKey).to.match(/^pk_[\w-]{43}$/);
+    const secret = Buffer.from(first.signingSecret.replace(/^whsec_/, ''), 'base64');
+    expect(first.signingSecret).to.match(/^whsec_/);
+    expect(secret.length).to.be.within(24, 64);
+
+    const second = await createService(account.id, { name: 'Desk' });
+    expect(second.isDefault).to.equal(false);
+    expect(second.apiKey).to.not.equal(first.apiKey);
+
+    const overview = await api().get<Overview>(`/adminApi/accounts/${account.id}`, { token: await adminToken() });
+    expect(overview.status).to.equal(200);
+    expect(overview.body.data.defaultServiceId).to.equal(first.id);
+    expect(overview.body.data.defaultService).to.include({ id: first.id, identification: first.identification });
+    expect(overview.body.data.services.map((s) => s.id)).to.deep.equal([first.id, second.id]);
+    expect(overview.text).to.not.contain(first.apiKey);
+    expect(overview.text).to.not.contain(first.signingSecret);
+  });
+
+  it('gives an account exactly one default when its first Services are created at once', async () => {
+    const account = await createAccount();
+    const created = await Promise.all([1, 2, 3, 4, 5].map((n) => createService(account.id, { name: `S${n}` })));
+    expect(created.filter((s) => s.isDefault)).to.have.length(1);
+    const overview = await api().get<Overview>(`/adminApi/accounts/${account.id}`, { token: await adminToken() });
+    expect(overview.body.data.defaultServiceId).to.equal(created.find((s) => s.isDefault)?.id);
+  });
+
+  it('refuses bad Service input and unknown accounts without writing anything', async () => {
+    const account = await createAccount();
+    const token = await adminToken();
+    const bad = await api().post(`/adminApi/accounts/${account.id}/services`, {
+      token,
+      json: { name: '', webhookUrl: 'ftp://example.com' },
+    });
+    expect(bad.status).to.equal(422);
+    expect(bad.body.notifications.map((n) => n.field)).to.have.members(['body.name', 'body.webhookUrl']);
+
+    const wrongType = await api().post(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 42 } });
+    expect(wrongType.status).to.equal(422);
+
+    const missing = await api().post('/adminApi/accounts/999999999/services', { token, json: { name: 'X' } });
+    expect(missing.status).to.equal(404);
+    expect(missing.body.notifications[0]?.message).to.equal('account_not_found');
+
+    const badId = await api().get('/adminApi/accounts/abc', { token });
+    expect(badId.status).to.equal(422);
+    expect(badId.body.notifications[0]?.field).to.equal('params.accountId');
+
+    const overview = await api().get<Overview>(`/adminApi/accounts/${account.id}`, { token });
+    expect(overview.body.data.services).to.have.length(0);
+    expect(overview.body.data.defaultService).to.equal(null);
+  });
+});

@@ -1,0 +1,85 @@
+// The answers every route shares: the envelope, health, metrics and the handling of bad requests.
+import { expect } from 'chai';
+import { client } from './support/http.ts';
+import { sharedServer } from './support/server.ts';
+
+describe('HTTP basics', () => {
+  const api = () => client(sharedServer().url);
+
+  it('answers /healthz and /readyz with 200 in the envelope', async () => {
+    const health = await api().get('/healthz');
+    expect(health.status).to.equal(200);
+    expect(health.body).to.include({ status: 'SUCCESS' });
+    expect(health.body.notifications).to.deep.equal([]);
+    expect(health.body.metadata).to.deep.include({ values: { url: 'healthz' }, method: 'get' });
+    expect(health.body.metadata.duration).to.be.a('number');
+
+    const ready = await api().get<{ checks: Record<string, string> }>('/readyz');
+    expect(ready.status).to.equal(200);
+    expect(ready.body.data.checks.database).to.equal('ok');
+    if (process.env.TEST_REDIS_URL) expect(ready.body.data.checks.redis).to.equal('ok');
+  });
+
+  it('serves Prometheus metrics, including per-route request durations', async () => {
+    await api().get('/healthz');
+    const metrics = await api().get('/metrics');
+    expect(metrics.status).to.equal(200);
+    expect(metrics.headers.get('content-type')).to.contain('text/plain');
+    expect(metrics.text).to.match(/palaver_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\}/);
+    expect(metrics.text).to.contain('palaver_process_resident_memory_bytes');
+  });
+
+  it('echoes a sane x-request-id and makes one up otherwise', async () => {
+    const mine = await api().get('/healthz', { headers: { 'x-request-id': 'abc-123' } });
+    expect(mine.headers.get('x-request-id')).to.equal('abc-123');
+    const made = await api().get('/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(made.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers an unknown route with 404 route_not_found', async () => {
+    for (const path of ['/nope', '/adminApi/nope', '/adminApi']) {
+      const answer = await api().get(path);
+      expect(answer.status, path).to.equal(404);
+      expect(answer.body.status).to.equal('ERROR');
+      expect(answer.body.notifications).to.deep.equal([{ type: 'error', message: 'route_not_found' }]);
+    }
+  });
+
+  it('answers a wrong method with 405 and the allowed ones', async () => {
+    const answer = await api().delete('/healthz');
+    expect(answer.status).to.equal(405);
+    expect(answer.headers.get('allow')).to.contain('GET');
+    expect(answer.body.notifications[0]?.message).to.equal('method_not_allowed');
+
+    const login = await api().get('/adminApi/login');
+    expect(login.status).to.equal(405);
+    expect(login.headers.get('allow')).to.equal('POST');
+  });
+
+  it('answers malformed JSON with 400 invalid_json', async () => {
+    const answer = await api().post('/adminApi/login', {
+      raw: '{"email": "a@b.c", ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(answer.status).to.equal(400);
+    expect(answer.body.notifications).to.deep.equal([{ type: 'error', message: 'invalid_json' }]);
+    expect(answer.body.metadata.values.url).to.equal('adminApi/login');
+  });
+
+  it('answers an oversized body with 413 payload_too_large', async () => {
+    const answer = await api().post('/adminApi/login', {
+      json: { email: 'a@b.cd', password: 'x'.repeat(300 * 1024) },
+    });
+    expect(answer.status).to.equal(413);
+    expect(answer.body.notifications[0]?.message).to.equal('payload_too_large');
+  });
+
+  it('answers a body that is not JSON with 415', async () => {
+    const answer = await api().post('/adminApi/login', {
+      raw: 'email=a@b.cd',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(answer.status).to.equal(415);
+    expect(answer.body.notifications[0]?.message).to.equal('unsupported_media_type');
+  });
+});

@@ -1,0 +1,118 @@
+// Palaver as an operator runs it: `src/main.ts` in its own process, configured by environment.
+import { expect } from 'chai';
+import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
+import { client } from './support/http.ts';
+import { runProcess, startProcess, type ServerProcess } from './support/process.ts';
+
+describe('the server process', function () {
+  this.timeout(120_000);
+  let database: TestDatabase;
+  let running: ServerProcess | undefined;
+
+  const env = () => ({ PALAVER_DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl });
+
+  beforeEach(async () => {
+    database = await createTestDatabase('proc');
+  });
+
+  afterEach(async () => {
+    await running?.stop('SIGKILL');
+    running = undefined;
+    await database.drop();
+  });
+
+  it(`starts with no setup (${mode}), keeps its data across a restart and exits cleanly on SIGTERM`, async () => {
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    const api = client(running.url);
+    expect((await api.get('/healthz')).status).to.equal(200);
+    expect((await api.get('/readyz')).status).to.equal(200);
+
+    // First start on an empty database: a demo operator, account and Service, printed once.
+    const banner = /operator (\S+) \/ (\S+)\n\s+Account\s+id (\d+), identification (\w+)/.exec(running.output());
+    expect(banner, running.output()).to.not.equal(null);
+    const [, email, password, accountId] = banner as RegExpExecArray;
+    const login = await api.post<{ token: string }>('/adminApi/login', { json: { email, password } });
+    expect(login.status).to.equal(200);
+    const created = await api.post<{ id: number }>('/adminApi/accounts', {
+      token: login.body.data.token,
+      json: { name: 'Survives restarts' },
+    });
+    expect(created.status).to.equal(201);
+
+    const first = await running.stop('SIGTERM');
+    expect(first.code).to.equal(0);
+    expect(running.output()).to.contain('palaver stopped');
+
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    expect(running.output(), 'the demo is made only once').to.not.contain('demo account');
+    const again = client(running.url);
+    const relogin = await again.post<{ token: string }>('/adminApi/login', { json: { email, password } });
+    expect(relogin.status).to.equal(200);
+    const token = relogin.body.data.token;
+    expect((await again.get(`/adminApi/accounts/${accountId}`, { token })).status).to.equal(200);
+    const kept = await again.get<{ name: string }>(`/adminApi/accounts/${created.body.data.id}`, { token });
+    expect(kept.body.data.name).to.equal('Survives restarts');
+
+    const second = await running.stop('SIGTERM');
+    expect(second.code).to.equal(0);
+  });
+
+  it('stops at start with a message naming a wrong configuration value', async () => {
+    const result = await runProcess('src/main.ts', [], { ...env(), PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.contain('Invalid configuration');
+    expect(result.stderr).to.contain('PORT');
+    expect(result.stderr).to.contain('PALAVER_RETRY_SCHEDULE');
+  });
+
+  if (mode === 'embedded') {
+    it('refuses to open an embedded data directory that a running server holds', async () => {
+      running = await startProcess(env());
+      const second = await runProcess('src/main.ts', [], env());
+      expect(second.code).to.equal(1);
+      expect(second.stdout + second.stderr).to.contain('is in use by process');
+      expect((await client(running.url).get('/readyz')).status, 'the first one still serves').to.equal(200);
+    });
+  }
+
+  it('sets up accounts and Services from the command line (npm run admin)', async () => {
+    const account = await runProcess('scripts/admin.ts', ['account:create', '--name', 'Scripted'], env());
+    expect(account.code, account.stderr).to.equal(0);
+    const { id } = JSON.parse(account.stdout) as { id: number };
+
+    const service = await runProcess(
+      'scripts/admin.ts',
+      ['service:create', '--account', String(id), '--name', 'Bot', '--webhook-url', 'https://bot.example.com/in'],
+      env(),
+    );
+    expect(service.code, service.stderr).to.equal(0);
+    const created = JSON.parse(service.stdout) as { isDefault: boolean; apiKey: string; signingSecret: string };
+    expect(created.isDefault).to.equal(true);
+    expect(created.apiKey).to.match(/^pk_/);
+    expect(created.signingSecret).to.match(/^whsec_/);
+
+    const operator = await runProcess(
+      'scripts/admin.ts',
+      ['operator:create', '--email', 'ops@example.com', '--password', 'long enough', '--grant', `accounts:read@${id}`],
+      env(),
+    );
+    expect(operator.code, operator.stderr).to.equal(0);
+
+    const bad = await runProcess('scripts/admin.ts', ['service:create', '--account', 'x', '--name', ''], env());
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain('--account').and.to.contain('--name');
+
+    // What the CLI wrote is what the server serves, to the operator it created.
+    running = await startProcess(env());
+    const api = client(running.url);
+    const login = await api.post<{ token: string }>('/adminApi/login', {
+      json: { email: 'ops@example.com', password: 'long enough' },
+    });
+    const shown = await api.get<{ name: string; defaultService: { name: string } }>(`/adminApi/accounts/${id}`, {
+      token: login.body.data.token,
+    });
+    expect(shown.status).to.equal(200);
+    expect(shown.body.data.name).to.equal('Scripted');
+    expect(shown.body.data.defaultService.name).to.equal('Bot');
+  });
+});

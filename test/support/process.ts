@@ -1,0 +1,74 @@
+// Palaver as a real operating-system process (`src/main.ts`), for what only a process shows:
+// start-up from the environment, restarts, signals, exit codes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** Sends the signal and resolves with the exit code and how long the exit took. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
+}
+
+export interface ExitedProcess {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function launch(script: string, args: string[], env: Record<string, string | undefined>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Starts `src/main.ts` and resolves when it logs that it listens. */
+export function startProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child = launch('src/main.ts', [], { LOG_LEVEL: 'info', ...env });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"port":(\d+)[^\n]*"msg":"palaver listening"/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve({
+        child,
+        url: `http://127.0.0.1:${match[1]}`,
+        output: () => output,
+        stop: (signal = 'SIGTERM') =>
+          new Promise((done) => {
+            const started = Date.now();
+            if (child.exitCode !== null) return done({ code: child.exitCode, ms: 0 });
+            child.once('exit', (code) => done({ code, ms: Date.now() - started }));
+            child.kill(signal);
+          }),
+      });
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
+
+/** Runs a script to completion (the CLI, or a start that is expected to fail). */
+export function runProcess(script: string, args: string[], env: Record<string, string | undefined>): Promise<ExitedProcess> {
+  const child = launch(script, args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}

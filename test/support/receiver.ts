@@ -1,0 +1,110 @@
+// A real HTTP server on loopback standing in for a Service's webhook endpoint. It records
+// every request and answers as told: a status, a delay, or never (a hanging receiver).
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  json: unknown;
+  at: number;
+}
+
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  delayMs?: number;
+  /** Never answer; the connection stays open until the client gives up or the receiver closes. */
+  hang?: boolean;
+}
+
+export class Receiver {
+  readonly requests: Received[] = [];
+  private readonly server: Server;
+  private readonly script: Reply[] = [];
+  private fallback: Reply = { status: 200 };
+  private readonly hanging = new Set<ServerResponse>();
+  private waiters: Array<() => void> = [];
+  url = '';
+
+  private constructor() {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let json: unknown = undefined;
+        try {
+          json = JSON.parse(body);
+        } catch {
+          // Recorded as text only.
+        }
+        this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() });
+        this.answer(res, this.script.shift() ?? this.fallback);
+        for (const wake of this.waiters) wake();
+      });
+    });
+  }
+
+  static async start(): Promise<Receiver> {
+    const receiver = new Receiver();
+    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.server.address() as AddressInfo;
+    receiver.url = `http://127.0.0.1:${port}`;
+    return receiver;
+  }
+
+  /** The next requests get these replies, in order; after them, the fallback. */
+  enqueue(...replies: Reply[]): this {
+    this.script.push(...replies);
+    return this;
+  }
+
+  /** What every request gets once the queued replies are used up. */
+  always(reply: Reply): this {
+    this.fallback = reply;
+    return this;
+  }
+
+  /** Resolves once `count` requests have arrived; rejects after `timeoutMs`. */
+  waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.requests.length < count) return false;
+        clearTimeout(timer);
+        this.waiters = this.waiters.filter((w) => w !== wake);
+        resolve(this.requests.slice(0, count));
+        return true;
+      };
+      const wake = () => void check();
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== wake);
+        reject(new Error(`receiver got ${this.requests.length} of ${count} requests in ${timeoutMs} ms`));
+      }, timeoutMs);
+      if (!check()) this.waiters.push(wake);
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private answer(res: ServerResponse, reply: Reply): void {
+    if (reply.hang) {
+      this.hanging.add(res);
+      res.on('close', () => this.hanging.delete(res));
+      return;
+    }
+    const send = () => {
+      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+      res.end(reply.body ?? '{}');
+    };
+    if (reply.delayMs) setTimeout(send, reply.delayMs);
+    else send();
+  }
+}

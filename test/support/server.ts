@@ -1,0 +1,54 @@
+// Whole Palaver servers for tests, in this process, on port 0, configured as in production
+// but from config/test.json. The suite shares one (see hooks.ts); a test that needs its own
+// configuration starts another.
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+
+export const TEST_ADMIN = { email: 'admin@palaver.test', password: 'correct horse battery staple' };
+
+export interface TestServer extends RunningServer {
+  database: TestDatabase;
+  config: Config;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(overrides: Record<string, unknown> = {}): Promise<TestServer> {
+  const database = await createTestDatabase();
+  const config = loadConfig({
+    env: { NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL, REDIS_URL: process.env.TEST_REDIS_URL },
+    overrides: {
+      databaseUrl: database.databaseUrl,
+      dataDir: database.dataDir,
+      admin: { email: TEST_ADMIN.email, password: TEST_ADMIN.password },
+      ...overrides,
+    },
+  });
+  try {
+    const server = await startServer(config);
+    return {
+      ...server,
+      database,
+      config,
+      async stop() {
+        await server.close();
+        await database.drop();
+      },
+    };
+  } catch (err) {
+    await database.drop();
+    throw err;
+  }
+}
+
+let shared: TestServer | undefined;
+
+export function setSharedServer(server: TestServer | undefined): void {
+  shared = server;
+}
+
+/** The server the whole suite shares; each test makes its own account on it. */
+export function sharedServer(): TestServer {
+  if (!shared) throw new Error('the shared test server is not running (see test/support/hooks.ts)');
+  return shared;
+}
