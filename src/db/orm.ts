@@ -1,6 +1,7 @@
 // Opens the database: the PostgreSQL server named by DATABASE_URL, or the embedded one.
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded.ts';
@@ -9,6 +10,7 @@ import { migrationsList } from './migrations/index.ts';
 
 export interface Database {
   orm: MikroORM;
+  url: string;
   /** True when the database is the embedded PGlite (one connection, no parallel sessions). */
   embedded: boolean;
   close(): Promise<void>;
@@ -23,7 +25,7 @@ export async function openDatabase(
     embedded = await startEmbeddedDatabase(config.dataDir);
     logger.info({ dataDir: config.dataDir }, 'embedded database started');
   }
-  const url = config.databaseUrl ?? embedded?.url;
+  const url = config.databaseUrl ?? embedded?.url ?? '';
   try {
     const orm = await MikroORM.init({
       clientUrl: url,
@@ -39,6 +41,7 @@ export async function openDatabase(
     });
     return {
       orm,
+      url,
       embedded: embedded !== undefined,
       async close() {
         await orm.close(true);
@@ -51,7 +54,23 @@ export async function openDatabase(
   }
 }
 
+// Any fixed number; it names "Palaver migrations" among the advisory locks of the database.
+const MIGRATION_LOCK = 7_301_990;
+
+/**
+ * Applies pending migrations. Nodes starting together on one PostgreSQL take turns through
+ * an advisory lock, held on a connection of its own so the migrator's transaction is not
+ * inside it. The embedded database belongs to one process and takes one connection, so no lock.
+ */
 export async function migrate(db: Database, logger: Logger): Promise<void> {
-  const applied = await db.orm.getMigrator().up();
-  if (applied.length > 0) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
+  const lock = db.embedded ? undefined : new pg.Client({ connectionString: db.url });
+  try {
+    await lock?.connect();
+    await lock?.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const applied = await db.orm.getMigrator().up();
+    if (applied.length > 0) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
+  } finally {
+    // Ending the session releases the lock.
+    await lock?.end();
+  }
 }

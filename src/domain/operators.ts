@@ -1,4 +1,5 @@
 // Operators (dashboard users): creation, login sessions and the grants they act under.
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   OperatorPermissionSchema,
@@ -47,8 +48,14 @@ export async function createOperator(em: EntityManager, input: NewOperator): Pro
 export async function ensureOperator(em: EntityManager, input: NewOperator): Promise<{ created: boolean }> {
   const existing = await em.findOne(OperatorSchema, { email: normalizeEmail(input.email) });
   if (existing) return { created: false };
-  await createOperator(em, input);
-  return { created: true };
+  try {
+    await createOperator(em, input);
+    return { created: true };
+  } catch (err) {
+    // Another node starting at the same moment created it first.
+    if (err instanceof UniqueConstraintViolationException) return { created: false };
+    throw err;
+  }
 }
 
 /** Returns a bearer token for a right email and password, null otherwise (never which one was wrong). */

@@ -1,0 +1,36 @@
+import { expect } from 'chai';
+import { createTestDatabase, mode } from './support/database.ts';
+import { loadConfig } from '../src/config.ts';
+import { startServer } from '../src/server.ts';
+
+describe('migrations', function () {
+  this.timeout(120_000);
+
+  (mode === 'postgresql' ? it : it.skip)('apply once, and bootstrap one operator, when several nodes start together', async () => {
+    const database = await createTestDatabase('migr');
+    const config = loadConfig({
+      env: { NODE_ENV: 'test' },
+      overrides: {
+        databaseUrl: database.databaseUrl,
+        dataDir: database.dataDir,
+        admin: { email: 'race@palaver.test', password: 'same for every node' },
+      },
+    });
+    try {
+      const nodes = await Promise.all([startServer(config), startServer(config), startServer(config)]);
+      const rows = await nodes[0]!.deps.db.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ name: string }>>('select name from mikro_orm_migrations');
+      expect(rows.map((r) => r.name)).to.deep.equal(['Migration20261121000000_initial']);
+      const operators = await nodes[1]!.deps.db.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ email: string }>>('select email from operators');
+      expect(operators.map((o) => o.email)).to.deep.equal(['race@palaver.test']);
+      await Promise.all(nodes.map((n) => n.close()));
+    } finally {
+      await database.drop();
+    }
+  });
+});
