@@ -18,12 +18,12 @@ describe('migrations', function () {
     });
     try {
       const nodes = await Promise.all([startServer(config), startServer(config), startServer(config)]);
-      const rows = await nodes[0]!.deps.db.orm.em
+      const rows = await nodes[0].deps.db.orm.em
         .fork()
         .getConnection()
         .execute<Array<{ name: string }>>('select name from mikro_orm_migrations');
       expect(rows.map((r) => r.name)).to.deep.equal(['Migration20261121000000_initial']);
-      const operators = await nodes[1]!.deps.db.orm.em
+      const operators = await nodes[1].deps.db.orm.em
         .fork()
         .getConnection()
         .execute<Array<{ email: string }>>('select email from operators');

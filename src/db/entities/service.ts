@@ -1,5 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
+export type ServiceDisabledReason = 'operator' | 'webhook_gone';
+
 /** A backend attached to an account: it receives webhooks and calls the Service API. */
 export const ServiceSchema = defineEntity({
   name: 'Service',
@@ -12,6 +14,8 @@ export const ServiceSchema = defineEntity({
     webhookUrl: p.text().nullable(),
     signingSecret: p.string(),
     disabledAt: p.datetime().nullable(),
+    /** 'operator' (PATCH enabled: false) or 'webhook_gone' (the endpoint answered 410). */
+    disabledReason: p.string().$type<ServiceDisabledReason>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),

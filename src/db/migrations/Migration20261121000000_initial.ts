@@ -25,6 +25,7 @@ export class Migration20261121000000_initial extends Migration {
         webhook_url text null,
         signing_secret varchar(255) not null,
         disabled_at timestamptz null,
+        disabled_reason varchar(32) null,
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()
       );`);
@@ -124,10 +125,14 @@ export class Migration20261121000000_initial extends Migration {
         service_id integer not null references services (id) on delete cascade,
         ordering_key integer null,
         kind varchar(32) not null,
-        payload jsonb not null,
+        -- The exact body, serialised once, so every attempt sends and signs the same bytes.
+        payload text not null,
         attempts integer not null default 0,
         next_attempt_at timestamptz not null default now(),
         state varchar(16) not null default 'pending' check (state in ('pending', 'delivered', 'dead')),
+        -- A lease: the node sending an attempt owns the row until then; a crashed node's lease runs out.
+        claimed_until timestamptz null,
+        claimed_by varchar(64) null,
         last_status integer null,
         last_error text null,
         created_at timestamptz not null default now(),
