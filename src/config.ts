@@ -47,7 +47,14 @@ const schema = z.object({
   }),
   webhooks: z.object({
     allowPrivate: booleanLike,
-    retrySchedule: secondsList,
+    /** Seconds before each attempt: the first is made at once (0), then the waits between retries. */
+    retrySchedule: secondsList.refine((list) => list[0] === 0, 'the first value (the first attempt) must be 0'),
+    timeoutMs: z.coerce.number().int().positive(),
+    pollIntervalMs: z.coerce.number().int().positive(),
+    maxInFlight: z.coerce.number().int().positive(),
+    maxPerService: z.coerce.number().int().positive(),
+    /** Off only for a node that should accept writes but leave sending to others. */
+    enabled: booleanLike,
   }),
   demo: booleanLike,
 });
@@ -66,6 +73,8 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_ADMIN_PASSWORD', ['admin', 'password']],
   ['PALAVER_WEBHOOK_ALLOW_PRIVATE', ['webhooks', 'allowPrivate']],
   ['PALAVER_RETRY_SCHEDULE', ['webhooks', 'retrySchedule']],
+  ['PALAVER_WEBHOOK_TIMEOUT_MS', ['webhooks', 'timeoutMs']],
+  ['PALAVER_DELIVERY_WORKER', ['webhooks', 'enabled']],
   ['PALAVER_DEMO', ['demo']],
 ];
 

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/orm.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import type { DeliveryWorker } from './deliveries/worker.ts';
 
 /** The long-lived parts of one running server, handed to every request as ctx.deps. */
 export interface AppDeps {
@@ -12,4 +13,6 @@ export interface AppDeps {
   metrics: Metrics;
   /** Present when REDIS_URL is set. */
   redis: Redis | undefined;
+  /** This node's delivery worker; absent when webhooks.enabled is off. */
+  deliveries: DeliveryWorker | undefined;
 }

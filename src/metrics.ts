@@ -1,13 +1,17 @@
 // Prometheus metrics. Each server has its own registry, so several servers in one process
 // (the tests do that) never mix their figures.
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Attempts by what came of them: delivered, failed (to be retried), dead. */
+  deliveries: Counter<'outcome'>;
+  deliveryAttemptSeconds: Histogram<'outcome'>;
 }
 
-export function createMetrics(): Metrics {
+/** `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all nodes. */
+export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'palaver_' });
   const httpDuration = new Histogram({
@@ -17,5 +21,26 @@ export function createMetrics(): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  return { registry, httpDuration };
+  const deliveries = new Counter({
+    name: 'palaver_delivery_attempts_total',
+    help: 'Webhook delivery attempts made by this node, by outcome (delivered, failed and to be retried, dead)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const deliveryAttemptSeconds = new Histogram({
+    name: 'palaver_delivery_attempt_duration_seconds',
+    help: 'Duration of one webhook attempt, by outcome kind',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'palaver_deliveries_pending',
+    help: 'Deliveries waiting to be sent or retried (all nodes)',
+    registers: [registry],
+    async collect() {
+      this.set(await pendingDeliveries());
+    },
+  });
+  return { registry, httpDuration, deliveries, deliveryAttemptSeconds };
 }

@@ -1,5 +1,6 @@
-// Builds one running Palaver: database (migrated), bootstrap, Koa app, HTTP server, and a
-// close() that stops accepting, lets in-flight requests finish and closes the database.
+// Builds one running Palaver: database (migrated), bootstrap, Koa app, HTTP server, the
+// delivery worker, and a close() that stops accepting, lets in-flight requests and webhook
+// attempts finish and closes the database.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -9,6 +10,8 @@ import type { AppDeps } from './deps.ts';
 import { createApp } from './http/app.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
+import { countPending } from './deliveries/store.ts';
+import { DeliveryWorker } from './deliveries/worker.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
 
 export interface RunningServer {
@@ -34,7 +37,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     await migrate(db, logger);
     const demo = await bootstrap(db.orm.em.fork(), config, logger);
     redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
-    const deps: AppDeps = { config, logger, db, metrics: createMetrics(), redis };
+    const metrics = createMetrics(() => countPending(db.orm.em.fork()));
+    const worker = config.webhooks.enabled
+      ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, logger, metrics })
+      : undefined;
+    const deps: AppDeps = { config, logger, db, metrics, redis, deliveries: worker };
     const app = createApp(deps);
     const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, app.callback());
     await new Promise<void>((resolve, reject) => {
@@ -43,12 +50,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     });
     const { port } = http.address() as AddressInfo;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    worker?.start();
     logger.info({ port, embeddedDatabase: db.embedded }, 'palaver listening');
 
     let closing: Promise<void> | undefined;
     const close = () => {
       closing ??= (async () => {
         await stopHttp(http, config.shutdownTimeoutMs, logger);
+        // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.
+        await worker?.stop();
         redis?.disconnect();
         await db.close();
         logger.info('palaver stopped');

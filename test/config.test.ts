@@ -26,14 +26,14 @@ describe('configuration', () => {
         NODE_ENV: 'production',
         PORT: '8080',
         PALAVER_WEBHOOK_ALLOW_PRIVATE: 'true',
-        PALAVER_RETRY_SCHEDULE: '1, 2,3',
+        PALAVER_RETRY_SCHEDULE: '0, 2,3',
         DATABASE_URL: 'postgresql://u@db:5432/palaver',
       },
     });
     expect(prod.port).to.equal(8080);
     expect(prod.demo).to.equal(false);
     expect(prod.webhooks.allowPrivate).to.equal(true);
-    expect(prod.webhooks.retrySchedule).to.deep.equal([1, 2, 3]);
+    expect(prod.webhooks.retrySchedule).to.deep.equal([0, 2, 3]);
     expect(prod.databaseUrl).to.equal('postgresql://u@db:5432/palaver');
   });
 

@@ -18,16 +18,12 @@ describe('migrations', function () {
     });
     try {
       const nodes = await Promise.all([startServer(config), startServer(config), startServer(config)]);
-      const rows = await nodes[0].deps.db.orm.em
-        .fork()
-        .getConnection()
-        .execute<Array<{ name: string }>>('select name from mikro_orm_migrations');
-      expect(rows.map((r) => r.name)).to.deep.equal(['Migration20261121000000_initial']);
-      const operators = await nodes[1].deps.db.orm.em
-        .fork()
-        .getConnection()
-        .execute<Array<{ email: string }>>('select email from operators');
-      expect(operators.map((o) => o.email)).to.deep.equal(['race@palaver.test']);
+      type Row = { value: string };
+      const query = (sql: string) => nodes[0].deps.db.orm.em.fork().getConnection().execute<Row[]>(sql);
+      const migrations = await query('select name as value from mikro_orm_migrations');
+      expect(migrations.map((r) => r.value)).to.deep.equal(['Migration20261121000000_initial']);
+      const operators = await query('select email as value from operators');
+      expect(operators.map((r) => r.value)).to.deep.equal(['race@palaver.test']);
       await Promise.all(nodes.map((n) => n.close()));
     } finally {
       await database.drop();

@@ -49,3 +49,30 @@ export function issueApiKey(em: EntityManager, serviceId: number): string {
   em.create(ServiceApiKeySchema, { serviceId, keyHash: sha256Hex(apiKey), prefix: apiKey.slice(0, 10) });
   return apiKey;
 }
+
+export interface ServiceChanges {
+  name?: string | undefined;
+  webhookUrl?: string | null | undefined;
+  enabled?: boolean | undefined;
+}
+
+/** Returns null when the Service does not exist. */
+export async function updateService(em: EntityManager, serviceId: number, changes: ServiceChanges): Promise<Service | null> {
+  const service = await em.findOne(ServiceSchema, { id: serviceId });
+  if (!service) return null;
+  if (changes.name !== undefined) service.name = changes.name;
+  if (changes.webhookUrl !== undefined) service.webhookUrl = changes.webhookUrl;
+  if (changes.enabled === true) {
+    service.disabledAt = null;
+    service.disabledReason = null;
+  } else if (changes.enabled === false && !service.disabledAt) {
+    service.disabledAt = new Date();
+    service.disabledReason = 'operator';
+  }
+  await em.flush();
+  return service;
+}
+
+export async function findService(em: EntityManager, serviceId: number): Promise<Service | null> {
+  return em.findOne(ServiceSchema, { id: serviceId });
+}

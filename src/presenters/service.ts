@@ -9,7 +9,9 @@ export function presentService(service: Service, defaultServiceId: number | null
     name: service.name,
     webhookUrl: service.webhookUrl ?? null,
     isDefault: service.id === defaultServiceId,
+    enabled: !service.disabledAt,
     disabledAt: service.disabledAt?.toISOString() ?? null,
+    disabledReason: service.disabledReason ?? null,
     createdAt: service.createdAt.toISOString(),
   };
 }

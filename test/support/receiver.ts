@@ -26,6 +26,7 @@ export class Receiver {
   private readonly server: Server;
   private readonly script: Reply[] = [];
   private fallback: Reply = { status: 200 };
+  private decide: ((request: Received) => Reply | undefined) | undefined;
   private readonly hanging = new Set<ServerResponse>();
   private waiters: Array<() => void> = [];
   url = '';
@@ -42,8 +43,9 @@ export class Receiver {
         } catch {
           // Recorded as text only.
         }
-        this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() });
-        this.answer(res, this.script.shift() ?? this.fallback);
+        const received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
+        this.requests.push(received);
+        this.answer(res, this.decide?.(received) ?? this.script.shift() ?? this.fallback);
         for (const wake of this.waiters) wake();
       });
     });
@@ -60,6 +62,12 @@ export class Receiver {
   /** The next requests get these replies, in order; after them, the fallback. */
   enqueue(...replies: Reply[]): this {
     this.script.push(...replies);
+    return this;
+  }
+
+  /** Decides per request (by its body, say); returning undefined leaves it to the queue and fallback. */
+  respondWith(decide: (request: Received) => Reply | undefined): this {
+    this.decide = decide;
     return this;
   }
 

@@ -2,6 +2,8 @@
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import { accountRoutes } from './accounts.ts';
+import { deliveryRoutes } from './deliveries.ts';
+import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
 
@@ -10,5 +12,7 @@ export function adminRouter(): AppRouter {
   loginRoutes(router);
   router.use(requireOperator());
   accountRoutes(router);
+  serviceRoutes(router);
+  deliveryRoutes(router);
   return router;
 }

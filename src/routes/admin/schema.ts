@@ -23,3 +23,28 @@ export const createServiceBody = z.object({
   name: z.string().trim().min(1).max(255),
   webhookUrl: webhookUrl.nullish(),
 });
+
+export const serviceIdParams = z.object({
+  serviceId: z.coerce.number().int().positive(),
+});
+
+export const updateServiceBody = z
+  .object({
+    name: z.string().trim().min(1).max(255).optional(),
+    webhookUrl: webhookUrl.nullable().optional(),
+    /** false switches the Service off (it receives nothing); true switches it back on, also after a 410. */
+    enabled: z.boolean().optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, webhookUrl, enabled');
+
+export const deliveriesQuery = z.object({
+  state: z.enum(['pending', 'delivered', 'dead']).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** The `paging.before` cursor of the previous page. */
+  before: z.coerce.number().int().positive().optional(),
+});
+
+export const deliveryIdParams = z.object({
+  deliveryId: z.string().uuid(),
+});

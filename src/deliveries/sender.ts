@@ -1,0 +1,111 @@
+// One webhook attempt: a signed POST of the stored body, over keep-alive connections, no
+// redirects, a hard timeout, and (unless allowed) no connection to non-public addresses,
+// checked on the resolved IP so DNS rebinding does not get through.
+import http from 'node:http';
+import https from 'node:https';
+import got, { RequestError, type Got } from 'got';
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { Webhook } from 'standardwebhooks';
+
+export type Outcome =
+  | { kind: 'delivered'; status: number }
+  /** Worth another attempt: timeouts, connection errors, 408, 429 and 5xx. */
+  | { kind: 'retry'; status: number | null; error: string; retryAfterMs: number | null }
+  /** The receiver refused the payload (other 4xx, or a redirect): no retry. */
+  | { kind: 'failed'; status: number; error: string }
+  /** 410 Gone: the endpoint is gone, the Service's webhook is switched off. */
+  | { kind: 'gone'; status: 410; error: string };
+
+export interface SenderOptions {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  maxSockets: number;
+}
+
+export interface WebhookRequest {
+  url: string;
+  id: string;
+  body: string;
+  secret: string;
+}
+
+const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
+
+/** Retry-After as seconds or as an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  const seconds = Number(value);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - now;
+  if (!Number.isFinite(ms)) return null;
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+export function classify(status: number, retryAfter: string | undefined): Outcome {
+  if (status >= 200 && status < 300) return { kind: 'delivered', status };
+  if (status === 410) return { kind: 'gone', status, error: 'HTTP 410 Gone: webhook disabled' };
+  if (status === 408 || status === 429 || status >= 500) {
+    return { kind: 'retry', status, error: `HTTP ${status}`, retryAfterMs: parseRetryAfter(retryAfter) };
+  }
+  const what = status >= 300 && status < 400 ? 'redirect (not followed)' : 'refused';
+  return { kind: 'failed', status, error: `HTTP ${status}: ${what}` };
+}
+
+export class WebhookSender {
+  private readonly client: Got;
+  private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly signers = new Map<string, Webhook>();
+
+  constructor(options: SenderOptions) {
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets };
+    this.agents = options.allowPrivate
+      ? { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
+      : {
+          http: new RequestFilteringHttpAgent({ ...agentOptions, allowPrivateIPAddress: false }),
+          https: new RequestFilteringHttpsAgent({ ...agentOptions, allowPrivateIPAddress: false }),
+        };
+    this.client = got.extend({
+      agent: this.agents,
+      timeout: { request: options.timeoutMs },
+      followRedirect: false,
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      headers: { 'user-agent': 'Palaver-Webhooks/1', 'content-type': 'application/json' },
+    });
+  }
+
+  async send(request: WebhookRequest): Promise<Outcome> {
+    const timestamp = new Date();
+    const signature = this.signer(request.secret).sign(request.id, timestamp, request.body);
+    try {
+      const response = await this.client.post(request.url, {
+        body: request.body,
+        headers: {
+          'webhook-id': request.id,
+          'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+      });
+      const retryAfter = response.headers['retry-after'];
+      return classify(response.statusCode, typeof retryAfter === 'string' ? retryAfter : undefined);
+    } catch (err) {
+      // Timeouts, refused or reset connections, DNS failures and refused addresses: all may
+      // heal (a deploy ends, DNS changes), so they are retried on the schedule.
+      const error = err instanceof RequestError ? `${err.code}: ${err.message}` : String(err);
+      return { kind: 'retry', status: null, error, retryAfterMs: null };
+    }
+  }
+
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  private signer(secret: string): Webhook {
+    let signer = this.signers.get(secret);
+    if (!signer) {
+      signer = new Webhook(secret);
+      this.signers.set(secret, signer);
+    }
+    return signer;
+  }
+}

@@ -1,0 +1,178 @@
+// The delivery loop every node runs: claim due deliveries (leased, head of their chain),
+// send each one, record the outcome, and claim again. Woken at once when a transaction that
+// enqueued deliveries commits on this node, and every poll interval for the rest (retries
+// coming due, deliveries written by other nodes).
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import { hasEnqueued } from './outbox.ts';
+import { nextDelayMs } from './schedule.ts';
+import { WebhookSender, type Outcome } from './sender.ts';
+import { claimDue, markDead, markDelivered, markGone, markRetry, type ClaimedDelivery } from './store.ts';
+
+export interface WorkerDeps {
+  orm: MikroORM;
+  options: Config['webhooks'];
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export class DeliveryWorker {
+  readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly sender: WebhookSender;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perService = new Map<number, number>();
+  private readonly leaseMs: number;
+  private stopped = false;
+  private nudged = false;
+  private wake: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: WorkerDeps) {
+    const { options } = deps;
+    this.sender = new WebhookSender({
+      allowPrivate: options.allowPrivate,
+      timeoutMs: options.timeoutMs,
+      maxSockets: options.maxPerService,
+    });
+    // Outlives the longest attempt (timeout) plus recording it, so two nodes never send one
+    // delivery at the same time; short enough that a crashed node's work is taken up soon.
+    this.leaseMs = options.timeoutMs * 2 + 5000;
+  }
+
+  start(): void {
+    this.deps.orm.em.getEventManager().registerSubscriber({
+      afterTransactionCommit: (args) => {
+        if (hasEnqueued(args.em)) this.nudge();
+      },
+    });
+    this.running = this.loop();
+  }
+
+  /** Claim now rather than at the next poll. */
+  nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
+  /** Stops claiming and waits for the attempts in flight to be sent and recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.running;
+    await Promise.allSettled(this.inFlight.values());
+    this.sender.close();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      this.nudged = false;
+      let claimed = 0;
+      try {
+        claimed = await this.claim();
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'delivery claim failed; retrying at the next poll');
+      }
+      if (this.stopped) break;
+      const full = this.inFlight.size >= this.deps.options.maxInFlight;
+      if (this.nudged || (claimed > 0 && !full)) continue;
+      await this.sleep(this.deps.options.pollIntervalMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    }).then(() => {
+      this.wake = undefined;
+    });
+  }
+
+  private async claim(): Promise<number> {
+    const { maxInFlight, maxPerService } = this.deps.options;
+    const total = maxInFlight - this.inFlight.size;
+    if (total <= 0) return 0;
+    const freeByService = new Map<number, number>();
+    for (const [serviceId, busy] of this.perService) freeByService.set(serviceId, maxPerService - busy);
+    const claimed = await claimDue(this.deps.orm.em.fork(), {
+      total,
+      perService: maxPerService,
+      freeByService,
+      leaseMs: this.leaseMs,
+      node: this.node,
+    });
+    for (const delivery of claimed) this.dispatch(delivery);
+    return claimed.length;
+  }
+
+  private dispatch(delivery: ClaimedDelivery): void {
+    const { serviceId } = delivery;
+    this.perService.set(serviceId, (this.perService.get(serviceId) ?? 0) + 1);
+    const attempt = this.attempt(delivery)
+      .catch((err: unknown) => {
+        // The lease runs out and the delivery is attempted again: at least once, never lost.
+        this.deps.logger.error({ err, deliveryId: delivery.id }, 'recording a delivery attempt failed');
+      })
+      .finally(() => {
+        this.inFlight.delete(delivery.id);
+        const left = (this.perService.get(serviceId) ?? 1) - 1;
+        if (left > 0) this.perService.set(serviceId, left);
+        else this.perService.delete(serviceId);
+        // The next delivery of this chain may now be due.
+        this.nudge();
+      });
+    this.inFlight.set(delivery.id, attempt);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const started = process.hrtime.bigint();
+    const outcome = await this.sender.send({
+      url: delivery.webhookUrl,
+      id: delivery.id,
+      body: delivery.payload,
+      secret: delivery.signingSecret,
+    });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.deps.metrics.deliveryAttemptSeconds.observe({ outcome: outcome.kind }, seconds);
+    await this.record(delivery, outcome);
+  }
+
+  private async record(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
+    const em = this.deps.orm.em.fork();
+    const { deliveries } = this.deps.metrics;
+    const record = { status: outcome.status, error: 'error' in outcome ? outcome.error : null };
+    switch (outcome.kind) {
+      case 'delivered':
+        await markDelivered(em, delivery.id, record);
+        deliveries.inc({ outcome: 'delivered' });
+        return;
+      case 'gone':
+        await markGone(em, delivery, this.node, record);
+        deliveries.inc({ outcome: 'failed' });
+        this.deps.logger.warn({ serviceId: delivery.serviceId }, 'webhook answered 410 Gone: Service disabled');
+        return;
+      case 'failed':
+        await markDead(em, delivery.id, this.node, record);
+        deliveries.inc({ outcome: 'dead' });
+        return;
+      case 'retry': {
+        const delay = nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
+        if (delay === null) {
+          await markDead(em, delivery.id, this.node, record);
+          deliveries.inc({ outcome: 'dead' });
+        } else {
+          await markRetry(em, delivery.id, this.node, new Date(Date.now() + delay), record);
+          deliveries.inc({ outcome: 'failed' });
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import type { DeliveryLogEntry } from '../deliveries/store.ts';
+
+/** A row of the deliveries log, with the payload as the Service received (or will receive) it. */
+export function presentDelivery(entry: DeliveryLogEntry) {
+  return {
+    id: entry.id,
+    serviceId: entry.serviceId,
+    kind: entry.kind,
+    state: entry.state,
+    attempts: entry.attempts,
+    nextAttemptAt: entry.state === 'pending' ? new Date(entry.nextAttemptAt).toISOString() : null,
+    lastStatus: entry.lastStatus,
+    lastError: entry.lastError,
+    createdAt: new Date(entry.createdAt).toISOString(),
+    deliveredAt: entry.deliveredAt ? new Date(entry.deliveredAt).toISOString() : null,
+    payload: JSON.parse(entry.payload) as unknown,
+  };
+}

@@ -1,0 +1,117 @@
+// The five payloads a Service receives, field for field as the spec's tables give them
+// (spec/chat-service.md "Resources and their fields"; DESIGN.md section 5), quirks included:
+// `user.id` is a numeric string in event and message payloads and a number in actions;
+// client merging carries `additionalInformation` as JSON text and has no `type`;
+// `requestUrl` is left out, not null, when unknown.
+import type { Account, Message, Service, User } from '../db/entities/index.ts';
+
+type AccountRef = Pick<Account, 'id' | 'identification'>;
+type UserRef = Pick<User, 'id' | 'uniqueIdentifier' | 'additionalInformation'>;
+type ServiceRef = Pick<Service, 'id' | 'name' | 'identification'>;
+
+export type EventName = 'startTyping' | 'stopTyping' | 'chatOpened';
+
+function embeddedUser<Id extends string | number>(user: UserRef, id: Id) {
+  return {
+    id,
+    uniqueIdentifier: user.uniqueIdentifier ?? null,
+    additionalInformation: user.additionalInformation ?? null,
+  };
+}
+
+function requestUrl(url: string | null | undefined): { requestUrl?: string } {
+  return url ? { requestUrl: url } : {};
+}
+
+export function eventPayload(name: EventName, account: AccountRef, user: UserRef) {
+  return {
+    type: 'event' as const,
+    body: {
+      name,
+      body: { accountId: account.id, accountIdentification: account.identification },
+      user: embeddedUser(user, String(user.id)),
+    },
+  };
+}
+
+type MessageRef = Pick<Message, 'id' | 'createdAt' | 'message' | 'media' | 'typeId' | 'requestUrl'>;
+
+/** `time` in Unix seconds, as the spec's ten-digit samples; an image is its `{{img/<path>}}` reference. */
+export function messagePayload(message: MessageRef, account: AccountRef, user: UserRef) {
+  return {
+    type: 'message' as const,
+    id: message.id,
+    time: Math.floor(message.createdAt.getTime() / 1000),
+    message: message.media ? `{{img/${message.media.id}}}` : (message.message ?? ''),
+    typeId: message.typeId,
+    accountIdentification: account.identification,
+    accountId: account.id,
+    ...requestUrl(message.requestUrl),
+    user: embeddedUser(user, String(user.id)),
+  };
+}
+
+function owner(service: ServiceRef, defaultServiceId: number | null) {
+  return { name: service.name, identification: service.identification, default: service.id === defaultServiceId };
+}
+
+export function changeOwnerPayload(input: {
+  account: AccountRef & Pick<Account, 'defaultServiceId'>;
+  user: UserRef;
+  oldOwner: ServiceRef;
+  newOwner: ServiceRef;
+  initiatedBy: ServiceRef;
+}) {
+  const defaultId = input.account.defaultServiceId ?? null;
+  return {
+    type: 'owner' as const,
+    accountIdentification: input.account.identification,
+    user: embeddedUser(input.user, input.user.id),
+    body: {
+      action: 'changeOwner' as const,
+      metadata: '',
+      oldOwner: owner(input.oldOwner, defaultId),
+      newOwner: owner(input.newOwner, defaultId),
+      initiatedBy: owner(input.initiatedBy, defaultId),
+    },
+  };
+}
+
+export function changeDefaultServicePayload(input: {
+  account: AccountRef;
+  oldDefault: ServiceRef;
+  newDefault: ServiceRef;
+  /** The operator's identifier. */
+  initiatedBy: string;
+}) {
+  return {
+    type: 'service' as const,
+    accountIdentification: input.account.identification,
+    body: {
+      action: 'changeDefaultService' as const,
+      metadata: '',
+      initiatedBy: input.initiatedBy,
+      oldDefaultService: { name: input.oldDefault.name, identification: input.oldDefault.identification },
+      newDefaultService: { name: input.newDefault.name, identification: input.newDefault.identification },
+    },
+  };
+}
+
+export function clientMergingPayload(input: {
+  account: AccountRef;
+  oldUserId: number;
+  newUser: UserRef;
+  requestUrl: string | null | undefined;
+}) {
+  const info = input.newUser.additionalInformation;
+  return {
+    updateUser: {
+      oldUserId: input.oldUserId,
+      newUserId: input.newUser.id,
+      uniqueIdentifier: input.newUser.uniqueIdentifier ?? null,
+      additionalInformation: info == null ? null : JSON.stringify(info),
+    },
+    accountId: input.account.id,
+    ...requestUrl(input.requestUrl),
+  };
+}

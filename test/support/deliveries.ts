@@ -1,0 +1,47 @@
+// Deliveries for tests, made through the real outbox in a real transaction (the Client API
+// will cause them once it exists), and read back from the real table.
+import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
+import type { DeliveryState } from '../../src/db/entities/index.ts';
+import { enqueue, type DeliveryRequest } from '../../src/deliveries/outbox.ts';
+import { findDelivery, type DeliveryLogEntry } from '../../src/deliveries/store.ts';
+import type { Received } from './receiver.ts';
+import type { TestServer } from './server.ts';
+
+export async function enqueueCommitted(server: TestServer, request: Partial<DeliveryRequest> & { recipients: number[] }): Promise<string[]> {
+  return server.deps.db.orm.em.fork().transactional((tx) =>
+    enqueue(tx, { kind: 'event', payload: { n: 1 }, orderingKey: null, ...request }),
+  );
+}
+
+/** Polls the deliveries table until the row is in `state` (a wait with a deadline, not a timing assertion). */
+export async function waitForState(
+  server: TestServer,
+  id: string,
+  state: DeliveryState,
+  timeoutMs = 15_000,
+): Promise<DeliveryLogEntry> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await findDelivery(server.deps.db.orm.em.fork(), id);
+    if (row?.state === state) return row;
+    if (Date.now() > deadline) throw new Error(`delivery ${id} is ${row?.state ?? 'missing'}, not ${state}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** What a Service does with our request: verify it with the Standard Webhooks library. */
+export function verify(secret: string, request: Received, body = request.body): unknown {
+  return new Webhook(secret).verify(body, {
+    'webhook-id': String(request.headers['webhook-id']),
+    'webhook-timestamp': String(request.headers['webhook-timestamp']),
+    'webhook-signature': String(request.headers['webhook-signature']),
+  });
+}
+
+export function webhookId(request: Received | undefined): string {
+  expect(request, 'a request').to.not.equal(undefined);
+  return String(request?.headers['webhook-id']);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
