@@ -10,6 +10,8 @@ export interface Received {
   body: string;
   json: unknown;
   at: number;
+  /** When the answer was sent; unset while it is pending (or hangs). */
+  answeredAt?: number;
 }
 
 export interface Reply {
@@ -43,8 +45,9 @@ export class Receiver {
         } catch {
           // Recorded as text only.
         }
-        const received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
+        const received: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
         this.requests.push(received);
+        res.on('finish', () => (received.answeredAt = Date.now()));
         this.answer(res, this.decide?.(received) ?? this.script.shift() ?? this.fallback);
         for (const wake of this.waiters) wake();
       });
