@@ -115,6 +115,18 @@ describe('delivery engine', function () {
     expect(receiver.requests).to.have.length(1);
   });
 
+  it('moves a user’s chain on when its head dies', async () => {
+    const { service } = await serviceFor();
+    receiver.enqueue({ status: 400 }).always({ status: 200 });
+    const ids: string[] = [];
+    for (let n = 1; n <= 3; n++) {
+      ids.push(...(await enqueueCommitted(sharedServer(), { recipients: [service.id], orderingKey: 42, payload: { n } })));
+    }
+    await waitForState(sharedServer(), ids[0]!, 'dead');
+    await waitForState(sharedServer(), ids[2]!, 'delivered');
+    expect(receiver.requests.map((r) => (r.json as { n: number }).n)).to.deep.equal([1, 2, 3]);
+  });
+
   it('does not follow redirects: a 3xx is a failure', async () => {
     const { service } = await serviceFor();
     receiver.always({ status: 302, headers: { location: receiver.url + '/elsewhere' } });

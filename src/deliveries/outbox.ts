@@ -2,6 +2,7 @@
 // transaction of the change, so the outbox rows commit with the change or not at all.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
+import { pgIntArray } from '../db/pg-arrays.ts';
 
 export interface DeliveryRequest {
   kind: DeliveryKind;
@@ -28,27 +29,35 @@ export async function enqueue(em: EntityManager, request: DeliveryRequest): Prom
     // A delivery written outside the change's transaction could outlive a rolled-back change.
     throw new OutboxError('deliveries must be enqueued inside the transaction of the change that causes them');
   }
-  const unique = [...new Set(request.recipients)];
-  if (unique.length === 0) return [];
-  const body = JSON.stringify(request.payload);
-  const rows = await em
-    .getConnection()
-    .execute<Array<{ id: string }>>(
-      `insert into deliveries (id, service_id, ordering_key, kind, payload, next_attempt_at)
-       select gen_random_uuid(), s.id, ?, ?, ?, now()
-       from services s
-       where s.id = any(?::int[]) and s.webhook_url is not null
-       order by array_position(?::int[], s.id)
-       returning id`,
-      [request.orderingKey, request.kind, body, pgIntArray(unique), pgIntArray(unique)],
+  // Sorted, so transactions that lock several chains take the locks in one global order.
+  const recipients = [...new Set(request.recipients)].sort((a, b) => a - b);
+  if (recipients.length === 0) return [];
+  const connection = em.getConnection();
+  const trx: unknown = em.getTransactionContext();
+  if (request.orderingKey !== null) {
+    // The chain lock (also taken when a delivery of the chain completes) makes "is there an
+    // earlier pending delivery?" and the promotion of the next one exclude each other.
+    await connection.execute(
+      `select pg_advisory_xact_lock(id, ?) from services where id = any(?::int[]) order by id`,
+      [request.orderingKey, pgIntArray(recipients)],
       'all',
-      em.getTransactionContext(),
+      trx,
     );
+  }
+  const rows = await connection.execute<Array<{ id: string }>>(
+    `insert into deliveries (id, service_id, ordering_key, kind, payload, ready)
+     select gen_random_uuid(), s.id, ?::int, ?, ?,
+            ?::int is null or not exists (
+              select 1 from deliveries e
+              where e.service_id = s.id and e.ordering_key = ?::int and e.state = 'pending')
+     from services s
+     where s.id = any(?::int[]) and s.webhook_url is not null
+     order by s.id
+     returning id`,
+    [request.orderingKey, request.kind, JSON.stringify(request.payload), request.orderingKey, request.orderingKey, pgIntArray(recipients)],
+    'all',
+    trx,
+  );
   if (rows.length > 0) enqueuedIn.add(em);
   return rows.map((r) => r.id);
-}
-
-/** A PostgreSQL array literal; knex would expand a JS array into a list of parameters. */
-export function pgIntArray(values: readonly number[]): string {
-  return `{${values.map((v) => Math.trunc(v)).join(',')}}`;
 }

@@ -2,7 +2,7 @@
 // deliveries under a lease, recording outcomes, and the operator's log and redelivery.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind, DeliveryState } from '../db/entities/index.ts';
-import { pgIntArray } from './outbox.ts';
+import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
 
 export interface ClaimedDelivery {
   id: string;
@@ -26,36 +26,33 @@ export interface ClaimLimits {
 }
 
 /**
- * Claims due deliveries: pending, due, not leased, to an enabled Service with a webhook, and
- * the head of their (Service, ordering key) chain, so a later delivery never overtakes an
- * earlier one that is in flight or waiting for a retry. Rows are locked with SKIP LOCKED and
- * leased to `node`; a node that dies mid-attempt loses the lease when it runs out.
+ * Claims due deliveries: pending, ready (the head of their chain, so a later delivery never
+ * overtakes an earlier one in flight or waiting for a retry), due, not leased, to an enabled
+ * Service with a webhook. Walks the ready index in due order and stops at the batch size.
+ * Rows are locked with SKIP LOCKED and leased to `node`; a node that dies mid-attempt loses
+ * the lease when it runs out.
  */
 export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
   const busyIds = [...limits.freeByService.keys()];
   const free = busyIds.map((id) => limits.freeByService.get(id) ?? 0);
-  return em.transactional(async (tx) =>
-    tx.getConnection().execute<ClaimedDelivery[]>(
-      `with due as (
-         select d.id, d.service_id, d.next_attempt_at, d.seq,
-                row_number() over (partition by d.service_id order by d.next_attempt_at, d.seq) as rank
+  // One statement, atomic on its own: no BEGIN/COMMIT round trips around it.
+  return em.getConnection().execute<ClaimedDelivery[]>(
+      `with candidates as (
+         select d.id, d.service_id, d.next_attempt_at, d.seq
          from deliveries d
-         join services s on s.id = d.service_id
-         where d.state = 'pending'
-           and d.next_attempt_at <= now()
+         join services s on s.id = d.service_id and s.disabled_at is null and s.webhook_url is not null
+         where d.state = 'pending' and d.ready and d.next_attempt_at <= now()
            and (d.claimed_until is null or d.claimed_until < now())
-           and s.disabled_at is null and s.webhook_url is not null
-           and (d.ordering_key is null or not exists (
-             select 1 from deliveries e
-             where e.service_id = d.service_id and e.ordering_key = d.ordering_key
-               and e.state = 'pending' and e.seq < d.seq))
+         order by d.next_attempt_at, d.seq
+         limit ?
        ),
        capped as (
-         select due.id from due
-         left join unnest(?::int[], ?::int[]) as busy(service_id, free) on busy.service_id = due.service_id
-         where due.rank <= coalesce(busy.free, ?)
-         order by due.next_attempt_at, due.seq
-         limit ?
+         select c.id from (
+           select c.*, row_number() over (partition by c.service_id order by c.next_attempt_at, c.seq) as rank
+           from candidates c
+         ) c
+         left join unnest(?::int[], ?::int[]) as busy(service_id, free) on busy.service_id = c.service_id
+         where c.rank <= coalesce(busy.free, ?)
        ),
        locked as (
          -- Re-checked on the row itself: a lease taken by another node since our snapshot excludes it.
@@ -71,10 +68,7 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
         where d.id = locked.id and s.id = d.service_id
        returning d.id, d.service_id as "serviceId", d.kind, d.payload, d.attempts,
                  s.webhook_url as "webhookUrl", s.signing_secret as "signingSecret"`,
-      [pgIntArray(busyIds), pgIntArray(free), limits.perService, limits.total, limits.leaseMs, limits.node],
-      'all',
-      tx.getTransactionContext(),
-    ),
+    [limits.total, pgIntArray(busyIds), pgIntArray(free), limits.perService, limits.leaseMs, limits.node],
   );
 }
 
@@ -83,13 +77,66 @@ export interface AttemptRecord {
   error: string | null;
 }
 
-export async function markDelivered(em: EntityManager, id: string, record: AttemptRecord): Promise<void> {
-  await em.getConnection().execute(
-    `update deliveries set state = 'delivered', delivered_at = now(), claimed_until = null, claimed_by = null,
-            last_status = ?, last_error = null, updated_at = now()
-      where id = ? and state = 'pending'`,
-    [record.status, id],
-  );
+export interface FinalRecord extends AttemptRecord {
+  id: string;
+  state: 'delivered' | 'dead';
+}
+
+/**
+ * Ends deliveries (delivered or dead) in one transaction, and makes the next pending delivery
+ * of each of their chains ready. The chain locks (taken in ascending order, as the outbox
+ * does) keep a concurrent enqueue from missing the promotion. A dead delivery must still be
+ * leased to `node`; a delivered one is recorded whoever holds it now.
+ */
+export async function finish(em: EntityManager, node: string, records: FinalRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await em.transactional(async (tx) => {
+    const connection = tx.getConnection();
+    const trx: unknown = tx.getTransactionContext();
+    const ids = records.map((r) => r.id);
+    await connection.execute(
+      `select pg_advisory_xact_lock(service_id, ordering_key)
+         from (select distinct service_id, ordering_key from deliveries
+                where id = any(?::uuid[]) and ordering_key is not null
+                order by service_id, ordering_key) chains`,
+      [pgUuidArray(ids)],
+      'all',
+      trx,
+    );
+    const ended = await connection.execute<Array<{ serviceId: number; orderingKey: number | null }>>(
+      `update deliveries d
+          set state = r.state, delivered_at = case when r.state = 'delivered' then now() end,
+              claimed_until = null, claimed_by = null, ready = false,
+              last_status = r.status, last_error = r.error, updated_at = now()
+         from unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) as r(id, state, status, error)
+        where d.id = r.id and d.state = 'pending' and (r.state = 'delivered' or d.claimed_by = ?)
+       returning d.service_id as "serviceId", d.ordering_key as "orderingKey"`,
+      [
+        pgUuidArray(ids),
+        pgTextArray(records.map((r) => r.state)),
+        pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
+        pgTextArray(records.map((r) => r.error)),
+        node,
+      ],
+      'all',
+      trx,
+    );
+    const chains = ended.filter((c) => c.orderingKey !== null);
+    if (chains.length === 0) return;
+    await connection.execute(
+      `update deliveries d set ready = true
+         from (select distinct on (e.service_id, e.ordering_key) e.id
+                 from deliveries e
+                 join unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
+                   on e.service_id = c.service_id and e.ordering_key = c.ordering_key
+                where e.state = 'pending'
+                order by e.service_id, e.ordering_key, e.seq) head
+        where d.id = head.id and not d.ready`,
+      [pgIntArray(chains.map((c) => c.serviceId)), pgIntArray(chains.map((c) => c.orderingKey ?? 0))],
+      'all',
+      trx,
+    );
+  });
 }
 
 /** Releases the lease with the next attempt due at `nextAttemptAt`, if this node still holds it. */
@@ -105,15 +152,6 @@ export async function markRetry(
             last_status = ?, last_error = ?, updated_at = now()
       where id = ? and state = 'pending' and claimed_by = ?`,
     [nextAttemptAt, record.status, record.error, id, node],
-  );
-}
-
-export async function markDead(em: EntityManager, id: string, node: string, record: AttemptRecord): Promise<void> {
-  await em.getConnection().execute(
-    `update deliveries set state = 'dead', claimed_until = null, claimed_by = null,
-            last_status = ?, last_error = ?, updated_at = now()
-      where id = ? and state = 'pending' and claimed_by = ?`,
-    [record.status, record.error, id, node],
   );
 }
 
@@ -196,10 +234,14 @@ export async function findDelivery(em: EntityManager, id: string): Promise<Deliv
   return rows[0] ?? null;
 }
 
-/** Puts a dead delivery back in line with fresh attempts; null when it is not dead (any more). */
+/**
+ * Puts a dead delivery back with fresh attempts; null when it is not dead (any more). It is
+ * sent at once, as its own head: the operator asked for it, and what came after it in its
+ * chain has already gone on without it.
+ */
 export async function redeliver(em: EntityManager, id: string): Promise<DeliveryLogEntry | null> {
   const rows = await em.getConnection().execute<DeliveryLogEntry[]>(
-    `update deliveries set state = 'pending', attempts = 0, next_attempt_at = now(), last_error = null,
+    `update deliveries set state = 'pending', ready = true, attempts = 0, next_attempt_at = now(), last_error = null,
             claimed_until = null, claimed_by = null, updated_at = now()
       where id = ? and state = 'dead'
       returning ${LOG_COLUMNS}`,

@@ -11,7 +11,7 @@ import type { Metrics } from '../metrics.ts';
 import { hasEnqueued } from './outbox.ts';
 import { nextDelayMs } from './schedule.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import { claimDue, markDead, markDelivered, markGone, markRetry, type ClaimedDelivery } from './store.ts';
+import { claimDue, finish, markGone, markRetry, type ClaimedDelivery, type FinalRecord } from './store.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -23,13 +23,18 @@ export interface WorkerDeps {
 export class DeliveryWorker {
   readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: WebhookSender;
-  private readonly inFlight = new Map<string, Promise<void>>();
+  /** HTTP attempts under way, by delivery id. */
+  private readonly inFlight = new Map<string, Promise<Outcome>>();
+  /** Outcomes being written. */
+  private readonly recording = new Set<Promise<void>>();
   private readonly perService = new Map<number, number>();
   private readonly leaseMs: number;
   private stopped = false;
   private nudged = false;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
+  private finishing: Array<{ record: FinalRecord; resolve: () => void; reject: (err: unknown) => void }> = [];
+  private writingFinished = false;
 
   constructor(private readonly deps: WorkerDeps) {
     const { options } = deps;
@@ -64,6 +69,7 @@ export class DeliveryWorker {
     this.wake?.();
     await this.running;
     await Promise.allSettled(this.inFlight.values());
+    await Promise.allSettled([...this.recording]);
     this.sender.close();
   }
 
@@ -116,23 +122,31 @@ export class DeliveryWorker {
   private dispatch(delivery: ClaimedDelivery): void {
     const { serviceId } = delivery;
     this.perService.set(serviceId, (this.perService.get(serviceId) ?? 0) + 1);
-    const attempt = this.attempt(delivery)
+    const release = () => {
+      this.inFlight.delete(delivery.id);
+      const left = (this.perService.get(serviceId) ?? 1) - 1;
+      if (left > 0) this.perService.set(serviceId, left);
+      else this.perService.delete(serviceId);
+    };
+    // The HTTP slot is free once the answer is in; the lease keeps the row ours until the
+    // outcome is written, and stop() waits for that write too.
+    const sent = this.attempt(delivery).finally(release);
+    const recorded = sent
+      .then((outcome) => this.record(delivery, outcome))
       .catch((err: unknown) => {
         // The lease runs out and the delivery is attempted again: at least once, never lost.
         this.deps.logger.error({ err, deliveryId: delivery.id }, 'recording a delivery attempt failed');
       })
       .finally(() => {
-        this.inFlight.delete(delivery.id);
-        const left = (this.perService.get(serviceId) ?? 1) - 1;
-        if (left > 0) this.perService.set(serviceId, left);
-        else this.perService.delete(serviceId);
+        this.recording.delete(recorded);
         // The next delivery of this chain may now be due.
         this.nudge();
       });
-    this.inFlight.set(delivery.id, attempt);
+    this.inFlight.set(delivery.id, sent);
+    this.recording.add(recorded);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery): Promise<Outcome> {
     const started = process.hrtime.bigint();
     const outcome = await this.sender.send({
       url: delivery.webhookUrl,
@@ -142,37 +156,66 @@ export class DeliveryWorker {
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.deps.metrics.deliveryAttemptSeconds.observe({ outcome: outcome.kind }, seconds);
-    await this.record(delivery, outcome);
+    return outcome;
   }
 
   private async record(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
-    const em = this.deps.orm.em.fork();
     const { deliveries } = this.deps.metrics;
-    const record = { status: outcome.status, error: 'error' in outcome ? outcome.error : null };
+    const status = outcome.status;
+    const error = 'error' in outcome ? outcome.error : null;
     switch (outcome.kind) {
       case 'delivered':
-        await markDelivered(em, delivery.id, record);
+        await this.finish({ id: delivery.id, state: 'delivered', status, error });
         deliveries.inc({ outcome: 'delivered' });
         return;
       case 'gone':
-        await markGone(em, delivery, this.node, record);
+        await markGone(this.deps.orm.em.fork(), delivery, this.node, { status, error });
         deliveries.inc({ outcome: 'failed' });
         this.deps.logger.warn({ serviceId: delivery.serviceId }, 'webhook answered 410 Gone: Service disabled');
         return;
       case 'failed':
-        await markDead(em, delivery.id, this.node, record);
+        await this.finish({ id: delivery.id, state: 'dead', status, error });
         deliveries.inc({ outcome: 'dead' });
         return;
       case 'retry': {
         const delay = nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
         if (delay === null) {
-          await markDead(em, delivery.id, this.node, record);
+          await this.finish({ id: delivery.id, state: 'dead', status, error });
           deliveries.inc({ outcome: 'dead' });
         } else {
-          await markRetry(em, delivery.id, this.node, new Date(Date.now() + delay), record);
+          await markRetry(this.deps.orm.em.fork(), delivery.id, this.node, new Date(Date.now() + delay), { status, error });
           deliveries.inc({ outcome: 'failed' });
         }
       }
+    }
+  }
+
+  /**
+   * Group commit: outcomes that arrive while a batch is being written wait and go together in
+   * the next one, so a busy node writes one transaction per batch, not one per delivery.
+   */
+  private finish(record: FinalRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.finishing.push({ record, resolve, reject });
+      void this.writeFinished();
+    });
+  }
+
+  private async writeFinished(): Promise<void> {
+    if (this.writingFinished) return;
+    this.writingFinished = true;
+    try {
+      while (this.finishing.length > 0) {
+        const batch = this.finishing.splice(0, 500);
+        try {
+          await finish(this.deps.orm.em.fork(), this.node, batch.map((b) => b.record));
+          for (const b of batch) b.resolve();
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      }
+    } finally {
+      this.writingFinished = false;
     }
   }
 }

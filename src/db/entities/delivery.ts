@@ -20,6 +20,7 @@ export const DeliverySchema = defineEntity({
     attempts: p.integer(),
     nextAttemptAt: p.datetime(),
     state: p.string().$type<DeliveryState>(),
+    ready: p.boolean(),
     claimedUntil: p.datetime().nullable(),
     claimedBy: p.string().nullable(),
     lastStatus: p.integer().nullable(),

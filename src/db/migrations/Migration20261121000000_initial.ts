@@ -130,6 +130,8 @@ export class Migration20261121000000_initial extends Migration {
         attempts integer not null default 0,
         next_attempt_at timestamptz not null default now(),
         state varchar(16) not null default 'pending' check (state in ('pending', 'delivered', 'dead')),
+        -- True for the head of its (service, ordering key) chain: the only one that may be sent.
+        ready boolean not null default true,
         -- A lease: the node sending an attempt owns the row until then; a crashed node's lease runs out.
         claimed_until timestamptz null,
         claimed_by varchar(64) null,
@@ -139,7 +141,8 @@ export class Migration20261121000000_initial extends Migration {
         updated_at timestamptz not null default now(),
         delivered_at timestamptz null
       );`);
-    this.addSql(`create index deliveries_due_index on deliveries (next_attempt_at) where state = 'pending';`);
+    // Claims walk this in due order and stop at the batch size, however large the backlog.
+    this.addSql(`create index deliveries_ready_index on deliveries (next_attempt_at, seq) where state = 'pending' and ready;`);
     this.addSql(`create index deliveries_order_index on deliveries (service_id, ordering_key, seq) where state = 'pending';`);
     this.addSql(`create index deliveries_service_state_index on deliveries (service_id, state, seq);`);
   }

@@ -1,0 +1,64 @@
+// Shared pieces of the benchmarks: a fresh PostgreSQL database, helper processes, progress
+// lines, and the results file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const DATABASE_SERVER = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export interface Metric {
+  value: number;
+  unit: string;
+  baseline?: number;
+  ratio?: number;
+  [detail: string]: unknown;
+}
+
+export function progress(message: string): void {
+  process.stderr.write(`  … ${message}\n`);
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: DATABASE_SERVER });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database on the benchmark PostgreSQL server; drop() removes it. */
+export async function freshDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `palaver_bench_${label}_${process.pid}`;
+  await admin(`drop database if exists "${name}" with (force)`);
+  await admin(`create database "${name}"`);
+  const url = new URL(DATABASE_SERVER);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`drop database if exists "${name}" with (force)`) };
+}
+
+/** Starts a TypeScript helper process that prints one line (its port) when ready. */
+export function startHelper(script: string): Promise<{ port: number; child: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.stdout?.once('data', (chunk: Buffer) => {
+      resolve({ port: Number(chunk.toString().trim()), child, stop: () => child.kill('SIGTERM') });
+    });
+  });
+}
+
+export function writeResults(metrics: Record<string, Metric>): string {
+  const file = path.join(ROOT, 'bench-results.json');
+  writeFileSync(file, `${JSON.stringify({ metrics }, null, 2)}\n`);
+  return file;
+}
+
+export function ratio(value: number, baseline: number): number {
+  return Math.round((value / baseline) * 100) / 100;
+}
