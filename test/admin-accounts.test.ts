@@ -88,4 +88,41 @@ describe('Admin API: accounts and Services', () => {
     expect(overview.body.data.services).to.have.length(0);
     expect(overview.body.data.defaultService).to.equal(null);
   });
+
+  it('updates a Service: name, webhook URL, and switching it off and on', async () => {
+    const account = await createAccount();
+    const service = await createService(account.id, { name: 'Old name' });
+    const token = await adminToken();
+    const path = `/adminApi/services/${service.id}`;
+
+    const renamed = await api().patch<Record<string, unknown>>(path, {
+      token,
+      json: { name: 'New name', webhookUrl: 'https://hooks.example.com/palaver' },
+    });
+    expect(renamed.status).to.equal(200);
+    expect(renamed.body.data).to.include({
+      name: 'New name',
+      webhookUrl: 'https://hooks.example.com/palaver',
+      enabled: true,
+      isDefault: true,
+    });
+
+    const off = await api().patch<Record<string, unknown>>(path, { token, json: { enabled: false } });
+    expect(off.body.data).to.include({ enabled: false, disabledReason: 'operator' });
+    const on = await api().patch<Record<string, unknown>>(path, { token, json: { enabled: true, webhookUrl: null } });
+    expect(on.body.data).to.include({ enabled: true, disabledReason: null, webhookUrl: null });
+
+    const empty = await api().patch(path, { token, json: {} });
+    expect(empty.status).to.equal(422);
+    const unknownField = await api().patch(path, { token, json: { colour: 'blue' } });
+    expect(unknownField.status).to.equal(422);
+    const badUrl = await api().patch(path, { token, json: { webhookUrl: 'javascript:alert(1)' } });
+    expect(badUrl.status).to.equal(422);
+    const missing = await api().patch('/adminApi/services/999999999', { token, json: { name: 'x' } });
+    expect(missing.status).to.equal(404);
+    expect(missing.body.notifications[0]?.message).to.equal('service_not_found');
+
+    const overview = await api().get<Overview>(`/adminApi/accounts/${account.id}`, { token });
+    expect(overview.body.data.services[0]).to.include({ name: 'New name', enabled: true });
+  });
 });
