@@ -77,14 +77,14 @@ describe('webhook payloads (spec field tables)', () => {
         id: 10737,
         createdAt,
         message: null,
-        media: { id: '2026/11/21/9f86d081.png', mimeType: 'image/png', description: 'photo.png' },
+        media: { path: '2026/11/21/9f86d081.png', mimeType: 'image/png', description: 'photo.png' },
         typeId: 1,
         requestUrl: null,
       },
       account,
       registered,
     );
-    expect(image.message).to.equal('{{img/2026/11/21/9f86d081.png}}');
+    expect(image.message).to.equal('{{img/364/2026/11/21/9f86d081.png}}');
     expect(image).to.not.have.property('requestUrl');
 
     const system = messagePayload(

@@ -3,6 +3,7 @@ import type { RouterContext } from '@koa/router';
 import type { Logger } from '../logger.ts';
 import type { AppDeps } from '../deps.ts';
 import type { AuthenticatedOperator } from '../domain/operators.ts';
+import type { ClientCaller } from '../client/caller.ts';
 
 /** What middleware learns about one request as it passes down the chain. */
 export interface AppState {
@@ -10,6 +11,7 @@ export interface AppState {
   startedAt: bigint;
   log: Logger;
   operator?: AuthenticatedOperator;
+  client?: ClientCaller;
 }
 
 /** Dependencies every handler can reach as ctx.deps (set once on app.context). */

@@ -36,13 +36,18 @@ export function eventPayload(name: EventName, account: AccountRef, user: UserRef
 
 type MessageRef = Pick<Message, 'id' | 'createdAt' | 'message' | 'media' | 'typeId' | 'requestUrl'>;
 
+/** The public name of an upload, as clients and Services see it: <accountId>/<year>/<month>/<day>/<file>. */
+export function mediaReference(accountId: number, path: string): string {
+  return `${accountId}/${path}`;
+}
+
 /** `time` in Unix seconds, as the spec's ten-digit samples; an image is its `{{img/<path>}}` reference. */
 export function messagePayload(message: MessageRef, account: AccountRef, user: UserRef) {
   return {
     type: 'message' as const,
     id: message.id,
     time: Math.floor(message.createdAt.getTime() / 1000),
-    message: message.media ? `{{img/${message.media.id}}}` : (message.message ?? ''),
+    message: message.media ? `{{img/${mediaReference(account.id, message.media.path)}}}` : (message.message ?? ''),
     typeId: message.typeId,
     accountIdentification: account.identification,
     accountId: account.id,

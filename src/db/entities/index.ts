@@ -8,10 +8,12 @@ export * from './user.ts';
 export * from './device.ts';
 export * from './message.ts';
 export * from './delivery.ts';
+export * from './media.ts';
 
 import { AccountSchema } from './account.ts';
 import { DeliverySchema } from './delivery.ts';
 import { DeviceSchema } from './device.ts';
+import { MediaSchema } from './media.ts';
 import { MessageSchema } from './message.ts';
 import { OperatorPermissionSchema } from './operator-permission.ts';
 import { OperatorSessionSchema } from './operator-session.ts';
@@ -32,4 +34,5 @@ export const entities = [
   DeviceSchema,
   MessageSchema,
   DeliverySchema,
+  MediaSchema,
 ];

@@ -6,8 +6,9 @@ export type MessageTypeId = 1 | 2 | 3 | 4 | 5;
 /** 2 available, 3 received, 4 seen. */
 export type MessageStatus = 2 | 3 | 4;
 
+/** An uploaded file as a message refers to it; `path` is <year>/<month>/<day>/<file>. */
 export interface MediaReference {
-  id: string;
+  path: string;
   mimeType: string;
   description: string | null;
 }

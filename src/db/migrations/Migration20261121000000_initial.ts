@@ -119,6 +119,21 @@ export class Migration20261121000000_initial extends Migration {
       );`);
     this.addSql(`create index messages_user_id_id_index on messages (user_id, id);`);
     this.addSql(`
+      create table media (
+        id uuid primary key,
+        account_id integer not null references accounts (id) on delete cascade,
+        -- The conversation it belongs to (moves with the messages when an anonymous user is merged).
+        user_id integer not null references users (id),
+        -- <year>/<month>/<day>/<file>, as in GET /media/{year}/{month}/{day}/{file}.
+        path varchar(255) not null,
+        mime_type varchar(100) not null,
+        size integer not null,
+        description varchar(255) null,
+        created_at timestamptz not null default now(),
+        unique (account_id, path)
+      );`);
+    this.addSql(`create index media_user_id_index on media (user_id);`);
+    this.addSql(`
       create table deliveries (
         id uuid primary key,
         seq bigint generated always as identity,

@@ -1,0 +1,102 @@
+// Messages of a conversation: writing them (with their delivery to the owner Service, in the
+// same transaction) and reading them the way clients page through them.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MessageSchema, type Account, type MediaReference, type Message, type User } from '../db/entities/index.ts';
+import { enqueue } from '../deliveries/outbox.ts';
+import { messagePayload } from '../presenters/webhook-payloads.ts';
+
+export interface UserMessageInput {
+  typeId: 1 | 4;
+  text: string | null;
+  media: MediaReference | null;
+  deviceId: number | null;
+  requestUrl: string | null;
+}
+
+/** A message from the user's side (text, image, or a user system message), delivered to the owner. */
+export async function recordUserMessage(
+  em: EntityManager,
+  account: Account,
+  user: User,
+  input: UserMessageInput,
+): Promise<Message> {
+  const message = em.create(MessageSchema, {
+    userId: user.id,
+    deviceId: input.deviceId,
+    typeId: input.typeId,
+    message: input.text,
+    media: input.media,
+    agent: null,
+    requestUrl: input.requestUrl,
+    status: 2,
+  });
+  await em.flush();
+  await enqueue(em, {
+    kind: 'message',
+    payload: messagePayload(message, account, user),
+    recipients: [user.ownerServiceId],
+    orderingKey: user.id,
+  });
+  return message;
+}
+
+/** What clients page through: everything but user system messages, which are signals for Services. */
+const CLIENT_VISIBLE = { $ne: 4 } as const;
+
+export type Cursor = { kind: 'latest' } | { kind: 'before'; id: number } | { kind: 'after'; id: number };
+
+/** Newest first. `after` pages take the messages right after the id, so a client can catch up in order. */
+export async function listMessages(em: EntityManager, userId: number, cursor: Cursor, limit: number): Promise<Message[]> {
+  if (cursor.kind === 'after') {
+    const rows = await em.find(
+      MessageSchema,
+      { userId, typeId: CLIENT_VISIBLE, id: { $gt: cursor.id } },
+      { orderBy: { id: 'asc' }, limit },
+    );
+    return rows.reverse();
+  }
+  return em.find(
+    MessageSchema,
+    { userId, typeId: CLIENT_VISIBLE, ...(cursor.kind === 'before' ? { id: { $lt: cursor.id } } : {}) },
+    { orderBy: { id: 'desc' }, limit },
+  );
+}
+
+export async function hasOlderMessages(em: EntityManager, userId: number, id: number): Promise<boolean> {
+  return (await em.count(MessageSchema, { userId, typeId: CLIENT_VISIBLE, id: { $lt: id } })) > 0;
+}
+
+export async function findMessage(em: EntityManager, userId: number, id: number): Promise<Message | null> {
+  return em.findOne(MessageSchema, { id, userId, typeId: CLIENT_VISIBLE });
+}
+
+/** Agent messages the user has not seen yet (status below 4). */
+export async function unseenAgentMessages(em: EntityManager, userId: number): Promise<number[]> {
+  const rows = await em.find(
+    MessageSchema,
+    { userId, typeId: 2, status: { $lt: 4 } },
+    { orderBy: { id: 'asc' }, fields: ['id'] },
+  );
+  return rows.map((m) => m.id);
+}
+
+/**
+ * Raises the status of the caller's own messages (2 available → 3 received → 4 seen; never
+ * lowered). All or nothing: returns null, changing nothing, if an id is not in the conversation.
+ */
+export async function raiseStatus(
+  em: EntityManager,
+  userId: number,
+  ids: number[],
+  status: 2 | 3 | 4,
+): Promise<Message[] | null> {
+  return em.transactional(async (tx) => {
+    const unique = [...new Set(ids)];
+    const messages = await tx.find(MessageSchema, { id: { $in: unique }, userId });
+    if (messages.length !== unique.length) return null;
+    for (const message of messages) {
+      if (message.status < status) message.status = status;
+    }
+    return messages;
+  });
+}

@@ -1,0 +1,19 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+/** An uploaded file. Its bytes live in media storage under `path`; the row says whose it is. */
+export const MediaSchema = defineEntity({
+  name: 'Media',
+  tableName: 'media',
+  properties: (p) => ({
+    id: p.uuid().primary(),
+    accountId: p.integer(),
+    userId: p.integer(),
+    path: p.string(),
+    mimeType: p.string(),
+    size: p.integer(),
+    description: p.string().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  }),
+});
+
+export type Media = InferEntity<typeof MediaSchema>;

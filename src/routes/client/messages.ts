@@ -1,0 +1,83 @@
+import {
+  findMessage,
+  hasOlderMessages,
+  listMessages,
+  raiseStatus,
+  unseenAgentMessages,
+  type Cursor,
+} from '../../chat/messages.ts';
+import { sendClientMessage } from '../../chat/client-messages.ts';
+import { respond } from '../../http/envelope.ts';
+import { notFound } from '../../http/errors.ts';
+import type { AppContext, AppRouter } from '../../http/types.ts';
+import { parseBody, parseParams } from '../../http/validate.ts';
+import { presentAgent, presentClientMessage } from '../../presenters/client-message.ts';
+import { conversation, requestUrl } from './auth.ts';
+import { messageBody, messageCursorParams, statusBody, statusParams } from './schema.ts';
+
+/** Bounded pages: a client asks for more with paging.before. */
+const PAGE_SIZE = 50;
+
+async function answerPage(ctx: AppContext, cursor: Cursor): Promise<void> {
+  const { account, user } = await conversation(ctx);
+  const em = ctx.deps.db.orm.em;
+  const rows = await listMessages(em, user.id, cursor, PAGE_SIZE);
+  const newest = rows[0];
+  const oldest = rows[rows.length - 1];
+  const prefix = ctx.path.slice(0, ctx.path.indexOf('/messages'));
+  const older = oldest ? await hasOlderMessages(em, user.id, oldest.id) : false;
+  respond(ctx, {
+    data: rows.map((m) => presentClientMessage(m, account.id)),
+    extra: {
+      paging: {
+        before: older && oldest ? `${prefix}/messages/before:${oldest.id}` : '',
+        after: newest ? `${prefix}/messages/after:${newest.id}` : cursor.kind === 'after' ? `${prefix}/messages/after:${cursor.id}` : '',
+      },
+      agent: presentAgent(user.currentAgent),
+      stickyMessage: account.stickyMessage ?? null,
+      welcomeMessage: account.welcomeMessage ?? null,
+    },
+  });
+}
+
+export function messageRoutes(router: AppRouter): void {
+  router.post('/messages', async (ctx) => {
+    const body = parseBody(ctx, messageBody);
+    const { account, device, user } = await conversation(ctx);
+    const message = await sendClientMessage(ctx.deps.db.orm.em, account, user, device, {
+      typeId: body.typeId ?? 1,
+      text: body.message ?? null,
+      media: body.media ?? null,
+      requestUrl: requestUrl(ctx, body.referer),
+    });
+    // The reference body carries the id as a string.
+    respond(ctx, { data: { messageId: String(message.id) } });
+  });
+
+  router.get('/messages', (ctx) => answerPage(ctx, { kind: 'latest' }));
+
+  router.get('/messages/unseen/count', async (ctx) => {
+    const { user } = await conversation(ctx);
+    const messageIds = await unseenAgentMessages(ctx.deps.db.orm.em, user.id);
+    respond(ctx, { data: { messageIds, count: messageIds.length } });
+  });
+
+  router.put('/messages/status/:status', async (ctx) => {
+    const { status } = parseParams(ctx, statusParams);
+    const { messageIds } = parseBody(ctx, statusBody);
+    const { account, user } = await conversation(ctx);
+    const updated = await raiseStatus(ctx.deps.db.orm.em, user.id, messageIds, status);
+    if (!updated) throw notFound('message_not_found');
+    respond(ctx, { data: updated.map((m) => presentClientMessage(m, account.id)) });
+  });
+
+  router.get('/messages/:cursor', async (ctx) => {
+    const { cursor } = parseParams(ctx, messageCursorParams);
+    const [kind, id] = cursor.includes(':') ? cursor.split(':') : ['one', cursor];
+    if (kind === 'before' || kind === 'after') return answerPage(ctx, { kind, id: Number(id) });
+    const { account, user } = await conversation(ctx);
+    const message = await findMessage(ctx.deps.db.orm.em, user.id, Number(id));
+    if (!message) throw notFound('message_not_found');
+    respond(ctx, { data: presentClientMessage(message, account.id) });
+  });
+}

@@ -1,0 +1,277 @@
+// POST /devices through HTTP: every row of the spec's user state table, merging, the headers,
+// and the concurrent cases, with the loopback receiver checking what the owner Service gets.
+import { expect } from 'chai';
+import { DeviceSchema, UserSchema } from '../src/db/entities/index.ts';
+import { createAccount } from './support/factories.ts';
+import { sharedServer } from './support/server.ts';
+import { tenant, type Tenant } from './support/tenant.ts';
+import { Widget, authFor, newDeviceId } from './support/widget.ts';
+
+const em = () => sharedServer().deps.db.orm.em.fork();
+
+describe('Client API: devices and users', function () {
+  this.timeout(30_000);
+  let t: Tenant;
+
+  beforeEach(async () => {
+    t = await tenant();
+  });
+  afterEach(() => t.receiver.close());
+
+  it('none → Anonymous: a new device without authorization makes an anonymous user', async () => {
+    const widget = new Widget(t.account);
+    const answer = await widget.register({ type: 3, version: '2.1.0', referer: 'https://shop.example/' });
+    expect(answer.status).to.equal(200);
+    expect(answer.body).to.deep.include({
+      status: 'SUCCESS',
+      notifications: [{ type: 'success', message: 'device_successfully_subscribed' }],
+    });
+    expect(answer.body.metadata).to.deep.include({ values: { url: 'devices' }, method: 'post' });
+    const user = await em().findOneOrFail(UserSchema, { id: answer.body.data.userId });
+    expect(user).to.include({ kind: 'anonymous', uniqueIdentifier: null, ownerServiceId: t.service.id });
+    const device = await em().findOneOrFail(DeviceSchema, { uniqueAppDeviceId: widget.deviceId });
+    expect(device).to.include({ userId: user.id, type: 3, version: '2.1.0', referer: 'https://shop.example/' });
+
+    const again = await widget.register();
+    expect(again.body.data.userId, 'the same device keeps its user').to.equal(user.id);
+  });
+
+  it('none → Registered: a new device with authorization makes the registered user, announced by user_registered', async () => {
+    const widget = new Widget(t.account).signIn('customer-1');
+    const answer = await widget.register({ userAdditionalInformation: { plan: 'gold' } });
+    expect(answer.status).to.equal(200);
+    const user = await em().findOneOrFail(UserSchema, { id: answer.body.data.userId });
+    expect(user).to.include({ kind: 'registered', uniqueIdentifier: 'customer-1' });
+    expect(user.additionalInformation).to.deep.equal({ plan: 'gold' });
+
+    const [delivery] = await t.receiver.waitFor(1);
+    const payload = delivery?.json as Record<string, unknown>;
+    expect(payload).to.deep.include({
+      type: 'message',
+      message: 'user_registered',
+      typeId: 4,
+      accountIdentification: t.account.identification,
+      accountId: t.account.id,
+    });
+    expect(payload.user).to.deep.equal({ id: String(user.id), uniqueIdentifier: 'customer-1', additionalInformation: { plan: 'gold' } });
+    expect(payload).to.not.have.property('requestUrl');
+  });
+
+  it('Anonymous → Registered: merges the conversation, changes the id and tells the owner', async () => {
+    const widget = new Widget(t.account);
+    const anonymousId = (await widget.register({ userAdditionalInformation: { cart: 3 } })).body.data.userId;
+    await widget.send('before login 1');
+    await widget.send('before login 2');
+    await t.receiver.waitFor(2);
+
+    widget.signIn('customer-merge');
+    const merged = await widget.register({ referer: 'https://shop.example/login' });
+    expect(merged.status).to.equal(200);
+    const registeredId = merged.body.data.userId;
+    expect(registeredId).to.not.equal(anonymousId);
+    await widget.send('after login');
+
+    const history = await widget.messages();
+    expect(history.status).to.equal(200);
+    expect(history.body.data.map((m) => m.message)).to.deep.equal(['after login', 'before login 2', 'before login 1']);
+
+    const tombstone = await em().findOneOrFail(UserSchema, { id: anonymousId });
+    expect(tombstone.mergedIntoUserId).to.equal(registeredId);
+    const registered = await em().findOneOrFail(UserSchema, { id: registeredId });
+    expect(registered).to.include({ kind: 'registered', uniqueIdentifier: 'customer-merge', ownerServiceId: t.service.id });
+    expect(registered.additionalInformation, 'the anonymous information carries over').to.deep.equal({ cart: 3 });
+
+    const requests = await t.receiver.waitFor(5);
+    const bodies = requests.map((r) => r.json as Record<string, unknown>);
+    const merging = bodies.find((b) => 'updateUser' in b);
+    expect(merging).to.deep.equal({
+      updateUser: {
+        oldUserId: anonymousId,
+        newUserId: registeredId,
+        uniqueIdentifier: 'customer-merge',
+        additionalInformation: '{"cart":3}',
+      },
+      accountId: t.account.id,
+      requestUrl: 'https://shop.example/login',
+    });
+    expect(bodies.filter((b) => b.message === 'user_registered')).to.have.length(1);
+    const after = bodies.find((b) => b.message === 'after login') as { user: { id: string } };
+    expect(after.user.id).to.equal(String(registeredId));
+  });
+
+  it('Anonymous → Registered into an existing customer: both histories, in time order', async () => {
+    const phone = new Widget(t.account).signIn('customer-both');
+    await phone.register();
+    await phone.send('from the phone, first');
+    const laptop = new Widget(t.account);
+    await laptop.register();
+    await laptop.send('from the laptop, anonymous');
+    await phone.send('from the phone, second');
+    laptop.signIn('customer-both');
+    expect((await laptop.register()).status).to.equal(200);
+
+    const history = await laptop.messages();
+    expect(history.body.data.map((m) => m.message)).to.deep.equal([
+      'from the phone, second',
+      'from the laptop, anonymous',
+      'from the phone, first',
+    ]);
+    const phoneHistory = await phone.messages();
+    expect(phoneHistory.body.data.map((m) => m.id)).to.deep.equal(history.body.data.map((m) => m.id));
+  });
+
+  it('Registered → Registered: a new device of the same customer gets the same history', async () => {
+    const first = new Widget(t.account).signIn('customer-2');
+    const userId = (await first.register()).body.data.userId;
+    await first.send('hello from the first device');
+    const second = new Widget(t.account).signIn('customer-2');
+    const answer = await second.register({ type: 1 });
+    expect(answer.body.data.userId).to.equal(userId);
+    const history = await second.messages();
+    expect(history.body.data.map((m) => m.message)).to.deep.equal(['hello from the first device']);
+  });
+
+  it('Registered → anonymous on the same device: device_not_registered, and nothing changes', async () => {
+    const widget = new Widget(t.account).signIn('customer-3');
+    const userId = (await widget.register()).body.data.userId;
+    widget.authorization = undefined;
+    const answer = await widget.register({ userAdditionalInformation: { sneaky: true } });
+    expect(answer.status).to.equal(403);
+    expect(answer.body.notifications).to.deep.equal([{ type: 'error', message: 'device_not_registered' }]);
+    const device = await em().findOneOrFail(DeviceSchema, { uniqueAppDeviceId: widget.deviceId });
+    expect(device.userId).to.equal(userId);
+    const user = await em().findOneOrFail(UserSchema, { id: userId });
+    expect(user.additionalInformation).to.equal(null);
+  });
+
+  it('a registered device signed in as another customer moves to them and never shows the first one’s history', async () => {
+    const widget = new Widget(t.account).signIn('customer-alice');
+    const alice = (await widget.register()).body.data.userId;
+    await widget.send('alice’s private question');
+    widget.signIn('customer-bob');
+    const bob = (await widget.register()).body.data.userId;
+    expect(bob).to.not.equal(alice);
+    const history = await widget.messages();
+    expect(history.body.data).to.deep.equal([]);
+
+    const aliceAgain = new Widget(t.account).signIn('customer-alice');
+    await aliceAgain.register();
+    expect((await aliceAgain.messages()).body.data.map((m) => m.message)).to.deep.equal(['alice’s private question']);
+  });
+
+  it('replaces the user’s additional information and stores the device fields', async () => {
+    const widget = new Widget(t.account);
+    const userId = (await widget.register({ userAdditionalInformation: { a: 1 } })).body.data.userId;
+    await widget.register({
+      userAdditionalInformation: { b: 2 },
+      pushToken: 'token-123',
+      pushType: 5,
+      pushEnabled: true,
+      type: 2,
+      version: '9.9',
+    });
+    const user = await em().findOneOrFail(UserSchema, { id: userId });
+    expect(user.additionalInformation).to.deep.equal({ b: 2 });
+    const device = await em().findOneOrFail(DeviceSchema, { uniqueAppDeviceId: widget.deviceId });
+    expect(device).to.include({ pushToken: 'token-123', pushType: 5, pushEnabled: true, type: 2, version: '9.9' });
+  });
+
+  describe('authorization header', () => {
+    it('refuses expired, forged and malformed values with 401, creating nothing', async () => {
+      const expired = authFor(t.account, 'customer-x', Math.floor(Date.now() / 1000) - 10);
+      const otherAccount = await createAccount();
+      const forged = authFor({ ...t.account, authorizationSecret: otherAccount.authorizationSecret }, 'customer-x');
+      const tampered = Buffer.from(
+        Buffer.from(authFor(t.account, 'customer-x'), 'base64').toString().replace('customer-x', 'customer-y'),
+      ).toString('base64');
+      const cases: Array<[string, string]> = [
+        [expired, 'authorization_expired'],
+        [forged, 'invalid_authorization'],
+        [tampered, 'invalid_authorization'],
+        ['not base64 at all!', 'invalid_authorization'],
+        [Buffer.from('only|three|parts').toString('base64'), 'invalid_authorization'],
+      ];
+      for (const [value, code] of cases) {
+        const widget = new Widget(t.account, newDeviceId(), value);
+        const answer = await widget.register();
+        expect(answer.status, code).to.equal(401);
+        expect(answer.body.notifications[0]?.message).to.equal(code);
+        expect(await em().count(DeviceSchema, { uniqueAppDeviceId: widget.deviceId })).to.equal(0);
+      }
+      expect(await em().count(UserSchema, { accountId: t.account.id })).to.equal(0);
+    });
+
+    it('accepts an identification containing the separator', async () => {
+      const widget = new Widget(t.account).signIn('tenant|customer|7');
+      const answer = await widget.register();
+      expect(answer.status).to.equal(200);
+      const user = await em().findOneOrFail(UserSchema, { id: answer.body.data.userId });
+      expect(user.uniqueIdentifier).to.equal('tenant|customer|7');
+    });
+  });
+
+  describe('identification header', () => {
+    it('refuses a missing or malformed header, a short device id and an unknown account', async () => {
+      const api = new Widget(t.account);
+      const cases: Array<[Record<string, string>, number, string]> = [
+        [{}, 400, 'identification_required'],
+        [{ 'x-iris-identification': 'no-colon-here' }, 400, 'invalid_identification'],
+        [{ 'x-iris-identification': `${t.account.identification}:short` }, 400, 'invalid_device_id'],
+        [{ 'x-iris-identification': `${t.account.identification}:has spaces in it` }, 400, 'invalid_device_id'],
+        [{ 'x-iris-identification': `unknownAccount0:${newDeviceId()}` }, 404, 'account_not_found'],
+      ];
+      for (const [headers, status, code] of cases) {
+        const answer = await fetch(`${api.baseUrl}/devices`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: '{}',
+        });
+        const body = (await answer.json()) as { notifications: Array<{ message: string }> };
+        expect(answer.status, code).to.equal(status);
+        expect(body.notifications[0]?.message).to.equal(code);
+      }
+    });
+
+    it('refuses a body with wrong types, listing every problem', async () => {
+      const answer = await new Widget(t.account).register({ type: 7, pushType: 'x', userAdditionalInformation: 'text' });
+      expect(answer.status).to.equal(422);
+      expect(answer.body.notifications.map((n) => n.field)).to.have.members([
+        'body.type',
+        'body.pushType',
+        'body.userAdditionalInformation',
+      ]);
+    });
+  });
+
+  describe('concurrency', () => {
+    it('registers one new device 20 times at once as one user and one device', async () => {
+      const deviceId = newDeviceId();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => new Widget(t.account, deviceId).register()));
+      expect(answers.map((a) => a.status)).to.deep.equal(Array(20).fill(200));
+      expect(new Set(answers.map((a) => a.body.data.userId)).size).to.equal(1);
+      expect(await em().count(DeviceSchema, { uniqueAppDeviceId: deviceId })).to.equal(1);
+      expect(await em().count(UserSchema, { accountId: t.account.id })).to.equal(1);
+    });
+
+    it('merges one device once when two logins race', async () => {
+      const widget = new Widget(t.account);
+      const anonymousId = (await widget.register()).body.data.userId;
+      const auth = authFor(t.account, 'customer-race');
+      const answers = await Promise.all([1, 2, 3].map(() => new Widget(t.account, widget.deviceId, auth).register()));
+      expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200]);
+      expect(new Set(answers.map((a) => a.body.data.userId)).size).to.equal(1);
+      expect(await em().count(UserSchema, { accountId: t.account.id, kind: 'registered' })).to.equal(1);
+      await t.receiver.waitFor(2);
+      await new Promise((r) => setTimeout(r, 300));
+      const merges = t.receiver.requests.filter((r) => 'updateUser' in (r.json as object));
+      expect(merges).to.have.length(1);
+      expect((merges[0]?.json as { updateUser: { oldUserId: number } }).updateUser.oldUserId).to.equal(anonymousId);
+    });
+
+    it('creates one registered user when two new devices of a new customer register at once', async () => {
+      const answers = await Promise.all([1, 2, 3, 4].map(() => new Widget(t.account).signIn('customer-new').register()));
+      expect(new Set(answers.map((a) => a.body.data.userId)).size).to.equal(1);
+      expect(await em().count(UserSchema, { accountId: t.account.id })).to.equal(1);
+    });
+  });
+});
