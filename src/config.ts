@@ -56,6 +56,16 @@ const schema = z.object({
     /** Off only for a node that should accept writes but leave sending to others. */
     enabled: booleanLike,
   }),
+  client: z.object({
+    /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
+    typingTimeoutMs: z.coerce.number().int().positive(),
+    mediaMaxBytes: z.coerce.number().int().positive(),
+    /** Writes per device (messages, uploads, events, registrations) per window. */
+    rateLimit: z.object({
+      points: z.coerce.number().int().positive(),
+      durationSeconds: z.coerce.number().int().positive(),
+    }),
+  }),
   demo: booleanLike,
 });
 

@@ -3,7 +3,10 @@ import type { Config } from './config.ts';
 import type { Database } from './db/orm.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { TypingTimeouts } from './chat/events.ts';
 import type { DeliveryWorker } from './deliveries/worker.ts';
+import type { MediaStorage } from './media/storage.ts';
 
 /** The long-lived parts of one running server, handed to every request as ctx.deps. */
 export interface AppDeps {
@@ -15,4 +18,7 @@ export interface AppDeps {
   redis: Redis | undefined;
   /** This node's delivery worker; absent when webhooks.enabled is off. */
   deliveries: DeliveryWorker | undefined;
+  typing: TypingTimeouts;
+  media: MediaStorage;
+  writeLimiter: RateLimiterAbstract;
 }

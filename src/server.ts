@@ -2,6 +2,7 @@
 // delivery worker, and a close() that stops accepting, lets in-flight requests and webhook
 // attempts finish and closes the database.
 import { createServer, type Server } from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Config } from './config.ts';
@@ -12,6 +13,9 @@ import { createLogger, type Logger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { countPending } from './deliveries/store.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
+import { TypingTimeouts } from './chat/events.ts';
+import { createWriteLimiter } from './http/middleware/rate-limit.ts';
+import { DiskMediaStorage } from './media/storage.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
 
 export interface RunningServer {
@@ -41,7 +45,17 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const worker = config.webhooks.enabled
       ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, logger, metrics })
       : undefined;
-    const deps: AppDeps = { config, logger, db, metrics, redis, deliveries: worker };
+    const deps: AppDeps = {
+      config,
+      logger,
+      db,
+      metrics,
+      redis,
+      deliveries: worker,
+      typing: new TypingTimeouts(config.client.typingTimeoutMs, () => db.orm.em.fork(), logger),
+      media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
+      writeLimiter: createWriteLimiter(config.client.rateLimit, redis),
+    };
     const app = createApp(deps);
     const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, app.callback());
     await new Promise<void>((resolve, reject) => {
@@ -57,6 +71,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const close = () => {
       closing ??= (async () => {
         await stopHttp(http, config.shutdownTimeoutMs, logger);
+        deps.typing.close();
         // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.
         await worker?.stop();
         redis?.disconnect();

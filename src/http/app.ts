@@ -36,7 +36,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
   // Every request gets its own identity map, so no entity leaks between requests.
   app.use((_ctx, next) => RequestContext.create(deps.db.orm.em, next));
 
-  for (const router of [healthRouter(), adminRouter(), ...clientRouters()]) app.use(router.routes());
+  for (const router of [healthRouter(), adminRouter(), ...clientRouters(deps.config.client)]) app.use(router.routes());
   app.use(unmatched());
   return app;
 }

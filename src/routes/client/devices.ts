@@ -1,12 +1,13 @@
 import { registerDevice } from '../../chat/devices.ts';
 import { respond } from '../../http/envelope.ts';
+import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { caller, requestUrl } from './auth.ts';
 import { deviceBody } from './schema.ts';
 
 export function deviceRoutes(router: AppRouter): void {
-  router.post('/devices', async (ctx) => {
+  router.post('/devices', limitWrites(), async (ctx) => {
     const body = parseBody(ctx, deviceBody);
     const { account, deviceId, identity } = caller(ctx);
     const { userAdditionalInformation, ...fields } = body;

@@ -8,6 +8,7 @@ import {
 } from '../../chat/messages.ts';
 import { sendClientMessage } from '../../chat/client-messages.ts';
 import { respond } from '../../http/envelope.ts';
+import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import { notFound } from '../../http/errors.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
@@ -41,7 +42,7 @@ async function answerPage(ctx: AppContext, cursor: Cursor): Promise<void> {
 }
 
 export function messageRoutes(router: AppRouter): void {
-  router.post('/messages', async (ctx) => {
+  router.post('/messages', limitWrites(), async (ctx) => {
     const body = parseBody(ctx, messageBody);
     const { account, device, user } = await conversation(ctx);
     const message = await sendClientMessage(ctx.deps.db.orm.em, account, user, device, {
@@ -62,7 +63,7 @@ export function messageRoutes(router: AppRouter): void {
     respond(ctx, { data: { messageIds, count: messageIds.length } });
   });
 
-  router.put('/messages/status/:status', async (ctx) => {
+  router.put('/messages/status/:status', limitWrites(), async (ctx) => {
     const { status } = parseParams(ctx, statusParams);
     const { messageIds } = parseBody(ctx, statusBody);
     const { account, user } = await conversation(ctx);

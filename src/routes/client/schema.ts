@@ -50,3 +50,17 @@ export const statusParams = z.object({
 export const statusBody = z.object({
   messageIds: z.array(z.number().int().positive()).min(1).max(500),
 });
+
+/** The event calls' names, as clients send them, and the Event payload name each causes. */
+export const EVENT_NAMES = { startTyping: 'startTyping', stopTyping: 'stopTyping', ChatOpened: 'chatOpened' } as const;
+
+export const eventParams = z.object({
+  name: z.enum(['startTyping', 'stopTyping', 'ChatOpened']),
+});
+
+export const mediaParams = z.object({
+  year: z.string().regex(/^\d{4}$/),
+  month: z.string().regex(/^\d{1,2}$/),
+  day: z.string().regex(/^\d{1,2}$/),
+  file: z.string().regex(/^[0-9a-f-]{36}\.[a-z]{3,4}$/),
+});

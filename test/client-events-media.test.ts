@@ -1,0 +1,172 @@
+// Client API events (with the server's stopTyping), media uploads and downloads, and the
+// per-device write limit.
+import { expect } from 'chai';
+import { client } from './support/http.ts';
+import { TEST_ADMIN, startTestServer } from './support/server.ts';
+import { tenant, type Tenant } from './support/tenant.ts';
+import { Widget, type ClientMessage } from './support/widget.ts';
+
+// A 1×1 PNG.
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+async function upload(widget: Widget, bytes: Buffer, filename: string, type = 'image/png') {
+  const form = new FormData();
+  form.append('media', new Blob([bytes], { type }), filename);
+  const response = await fetch(`${widget.baseUrl}${widget.prefix}/media`, { method: 'POST', headers: widget.headers(), body: form });
+  return { status: response.status, body: (await response.json()) as { data: { media: string }; notifications: Array<{ message: string }> } };
+}
+
+describe('Client API: events, media and limits', function () {
+  this.timeout(30_000);
+  let t: Tenant;
+  let widget: Widget;
+  let userId: number;
+
+  beforeEach(async () => {
+    t = await tenant();
+    widget = new Widget(t.account);
+    userId = (await widget.register()).body.data.userId;
+  });
+  afterEach(() => t.receiver.close());
+
+  describe('events', () => {
+    it('delivers startTyping, stopTyping and chatOpened as Event payloads', async () => {
+      for (const name of ['startTyping', 'stopTyping', 'ChatOpened']) {
+        const answer = await widget.call('POST', `/services/event/${name}`);
+        expect(answer.status, name).to.equal(200);
+        expect(answer.body.status).to.equal('SUCCESS');
+      }
+      const requests = await t.receiver.waitFor(3);
+      expect(requests.map((r) => r.json)).to.deep.equal(
+        ['startTyping', 'stopTyping', 'chatOpened'].map((name) => ({
+          type: 'event',
+          body: {
+            name,
+            body: { accountId: t.account.id, accountIdentification: t.account.identification },
+            user: { id: String(userId), uniqueIdentifier: null, additionalInformation: null },
+          },
+        })),
+      );
+    });
+
+    it('sends stopTyping itself when a client goes quiet after startTyping', async () => {
+      await widget.call('POST', '/services/event/startTyping');
+      const [start, stop] = await t.receiver.waitFor(2, 5000);
+      expect((start?.json as { body: { name: string } }).body.name).to.equal('startTyping');
+      expect((stop?.json as { body: { name: string } }).body.name).to.equal('stopTyping');
+    });
+
+    it('sends no extra stopTyping when the client sent one', async () => {
+      await widget.call('POST', '/services/event/startTyping');
+      await widget.call('POST', '/services/event/stopTyping');
+      await t.receiver.waitFor(2);
+      await new Promise((r) => setTimeout(r, 800));
+      expect(t.receiver.requests).to.have.length(2);
+    });
+
+    it('refuses an unknown event and an unregistered device', async () => {
+      expect((await widget.call('POST', '/services/event/startDancing')).status).to.equal(422);
+      expect((await new Widget(t.account).call('POST', '/services/event/startTyping')).status).to.equal(404);
+    });
+  });
+
+  describe('media', () => {
+    it('uploads an image, sends it as a message and serves it to its conversation', async () => {
+      const uploaded = await upload(widget, PNG, 'photo.png');
+      expect(uploaded.status).to.equal(200);
+      const mediaId = uploaded.body.data.media;
+      expect(mediaId).to.match(/^[0-9a-f-]{36}$/);
+
+      const sent = await widget.send({ media: { id: mediaId, description: 'my photo' } });
+      expect(sent.status).to.equal(200);
+      const [request] = await t.receiver.waitFor(1);
+      const message = (request?.json as { message: string }).message;
+      expect(message).to.match(new RegExp(`^\\{\\{img/${t.account.id}/\\d{4}/\\d{1,2}/\\d{1,2}/${mediaId}\\.png\\}\\}$`));
+
+      const list = await widget.messages();
+      const shown = list.body.data[0] as ClientMessage;
+      expect(shown.message).to.equal(null);
+      expect(shown.image).to.equal(message.slice(2, -2));
+      expect(shown.media).to.include({ id: shown.image, mimeType: 'image/png', filename: `${mediaId}.png`, description: 'my photo' });
+
+      const { year, month, day, filename } = shown.media as Record<string, string>;
+      const file = await fetch(`${widget.baseUrl}/media/${year}/${month}/${day}/${filename}`, { headers: widget.headers() });
+      expect(file.status).to.equal(200);
+      expect(file.headers.get('content-type')).to.equal('image/png');
+      expect(Buffer.from(await file.arrayBuffer()).equals(PNG)).to.equal(true);
+
+      const stranger = new Widget(t.account);
+      await stranger.register();
+      const stolen = await fetch(`${widget.baseUrl}/media/${year}/${month}/${day}/${filename}`, { headers: stranger.headers() });
+      expect(stolen.status).to.equal(404);
+      const reused = await stranger.send({ media: { id: mediaId } });
+      expect(reused.status).to.equal(404);
+      expect(reused.body.notifications[0]?.message).to.equal('media_not_found');
+    });
+
+    it('decides the type by the bytes: a text file named .png is refused', async () => {
+      const answer = await upload(widget, Buffer.from('#!/bin/sh\necho not an image\n'), 'innocent.png', 'image/png');
+      expect(answer.status).to.equal(415);
+      expect(answer.body.notifications[0]?.message).to.equal('invalid_media_type');
+      const pdf = await upload(widget, Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n'), 'doc.pdf', 'application/pdf');
+      expect(pdf.status, 'only images are allowed').to.equal(415);
+    });
+
+    it('refuses a file over the size cap, a missing file and a non-multipart body', async () => {
+      const big = Buffer.concat([PNG, Buffer.alloc(70 * 1024)]);
+      const tooLarge = await upload(widget, big, 'big.png');
+      expect(tooLarge.status).to.equal(413);
+      expect(tooLarge.body.notifications[0]?.message).to.equal('media_too_large');
+
+      const form = new FormData();
+      form.append('other', 'value');
+      const missing = await fetch(`${widget.baseUrl}/media`, { method: 'POST', headers: widget.headers(), body: form });
+      expect(missing.status).to.equal(422);
+
+      const json = await widget.call('POST', '/media', { json: { media: 'x' } });
+      expect(json.status).to.equal(415);
+      expect(json.body.notifications[0]?.message).to.equal('multipart_required');
+    });
+  });
+});
+
+describe('Client API: write limits per device', function () {
+  this.timeout(60_000);
+
+  it('answers 429 with Retry-After once a device has used its writes, without slowing other devices', async () => {
+    const server = await startTestServer({ client: { rateLimit: { points: 5, durationSeconds: 60 } } });
+    try {
+      const api = client(server.url);
+      const token = (await api.post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN })).body.data.token;
+      const account = (await api.post<{ id: number; identification: string; authorizationSecret: string; name: string }>('/adminApi/accounts', { token, json: { name: 'Limits' } })).body.data;
+      await api.post(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 'S' } });
+      const data = { ...account, defaultServiceId: null };
+      const noisy = new Widget(data, undefined, undefined, '', server.url);
+      const quiet = new Widget(data, undefined, undefined, '', server.url);
+      expect((await noisy.register()).status).to.equal(200);
+      expect((await quiet.register()).status).to.equal(200);
+
+      const statuses: number[] = [];
+      let retryAfter: string | null = null;
+      for (let i = 0; i < 8; i++) {
+        const answer = await noisy.send(`flood ${i}`);
+        statuses.push(answer.status);
+        if (answer.status === 429) {
+          retryAfter = answer.headers.get('retry-after');
+          expect(answer.body.notifications[0]?.message).to.equal('too_many_requests');
+        }
+      }
+      expect(statuses).to.deep.equal([200, 200, 200, 200, 429, 429, 429, 429]);
+      expect(Number(retryAfter)).to.be.within(1, 60);
+      expect((await quiet.send('still fine')).status).to.equal(200);
+      const events = await noisy.call('POST', '/services/event/startTyping');
+      expect(events.status, 'events count against the same device').to.equal(429);
+      expect((await noisy.messages()).status, 'reading is not limited').to.equal(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
