@@ -45,25 +45,41 @@ const CLIENT_VISIBLE = { $ne: 4 } as const;
 
 export type Cursor = { kind: 'latest' } | { kind: 'before'; id: number } | { kind: 'after'; id: number };
 
+/** Clients see their conversation without user system messages; Services see all of it. */
+export type Audience = 'client' | 'service';
+
+const typeFilter = (audience: Audience) => (audience === 'client' ? { typeId: CLIENT_VISIBLE } : {});
+
 /** Newest first. `after` pages take the messages right after the id, so a client can catch up in order. */
-export async function listMessages(em: EntityManager, userId: number, cursor: Cursor, limit: number): Promise<Message[]> {
+export async function listMessages(
+  em: EntityManager,
+  userId: number,
+  cursor: Cursor,
+  limit: number,
+  audience: Audience = 'client',
+): Promise<Message[]> {
   if (cursor.kind === 'after') {
     const rows = await em.find(
       MessageSchema,
-      { userId, typeId: CLIENT_VISIBLE, id: { $gt: cursor.id } },
+      { userId, ...typeFilter(audience), id: { $gt: cursor.id } },
       { orderBy: { id: 'asc' }, limit },
     );
     return rows.reverse();
   }
   return em.find(
     MessageSchema,
-    { userId, typeId: CLIENT_VISIBLE, ...(cursor.kind === 'before' ? { id: { $lt: cursor.id } } : {}) },
+    { userId, ...typeFilter(audience), ...(cursor.kind === 'before' ? { id: { $lt: cursor.id } } : {}) },
     { orderBy: { id: 'desc' }, limit },
   );
 }
 
-export async function hasOlderMessages(em: EntityManager, userId: number, id: number): Promise<boolean> {
-  return (await em.count(MessageSchema, { userId, typeId: CLIENT_VISIBLE, id: { $lt: id } })) > 0;
+export async function hasOlderMessages(
+  em: EntityManager,
+  userId: number,
+  id: number,
+  audience: Audience = 'client',
+): Promise<boolean> {
+  return (await em.count(MessageSchema, { userId, ...typeFilter(audience), id: { $lt: id } })) > 0;
 }
 
 export async function findMessage(em: EntityManager, userId: number, id: number): Promise<Message | null> {

@@ -8,6 +8,7 @@ import type { AppDeps } from '../deps.ts';
 import { adminRouter } from '../routes/admin/index.ts';
 import { healthRouter } from '../routes/health.ts';
 import { clientRouters } from '../routes/client/index.ts';
+import { serviceRouters } from '../routes/service/index.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestContext } from './middleware/request-context.ts';
@@ -36,7 +37,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
   // Every request gets its own identity map, so no entity leaks between requests.
   app.use((_ctx, next) => RequestContext.create(deps.db.orm.em, next));
 
-  for (const router of [healthRouter(), adminRouter(), ...clientRouters(deps.config.client)]) app.use(router.routes());
+  for (const router of [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters()]) app.use(router.routes());
   app.use(unmatched());
   return app;
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.ts';
 import type { AppDeps } from '../deps.ts';
 import type { AuthenticatedOperator } from '../domain/operators.ts';
 import type { ClientCaller } from '../client/caller.ts';
+import type { ServiceCaller } from '../service-api/caller.ts';
 
 /** What middleware learns about one request as it passes down the chain. */
 export interface AppState {
@@ -12,6 +13,7 @@ export interface AppState {
   log: Logger;
   operator?: AuthenticatedOperator;
   client?: ClientCaller;
+  service?: ServiceCaller;
 }
 
 /** Dependencies every handler can reach as ctx.deps (set once on app.context). */

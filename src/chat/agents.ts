@@ -1,0 +1,42 @@
+// The agent side of a conversation: messages from an agent (which make that agent the
+// conversation's current agent) and unsetting the current agent (Service API 2.3.0).
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MessageSchema, UserSchema, type AgentSnapshot, type Message, type User } from '../db/entities/index.ts';
+
+export interface AgentMessageInput {
+  userId: number;
+  agent: AgentSnapshot;
+  /** 2 agent message, 5 agent system message. */
+  typeId: 2 | 5;
+  text: string;
+}
+
+export async function sendAgentMessage(em: EntityManager, input: AgentMessageInput): Promise<{ message: Message; user: User }> {
+  return em.transactional(async (tx) => {
+    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const message = tx.create(MessageSchema, {
+      userId: user.id,
+      deviceId: null,
+      typeId: input.typeId,
+      message: input.text,
+      media: null,
+      // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
+      agent: input.agent,
+      requestUrl: null,
+      status: 2,
+    });
+    user.currentAgent = input.agent;
+    await tx.flush();
+    return { message, user };
+  });
+}
+
+/** Afterwards GET /messages answers root `agent: null`; stored messages keep their own agent. */
+export async function unsetAgent(em: EntityManager, userId: number): Promise<User> {
+  return em.transactional(async (tx) => {
+    const user = await tx.findOneOrFail(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    user.currentAgent = null;
+    return user;
+  });
+}

@@ -1,0 +1,15 @@
+import type { Service, User } from '../db/entities/index.ts';
+import { presentAgent } from './client-message.ts';
+
+/** A user as the Service API shows it. */
+export function presentServiceUser(user: User, owner: Service, defaultServiceId: number | null) {
+  return {
+    id: user.id,
+    kind: user.kind,
+    uniqueIdentifier: user.uniqueIdentifier ?? null,
+    additionalInformation: user.additionalInformation ?? null,
+    owner: { name: owner.name, identification: owner.identification, default: owner.id === defaultServiceId },
+    agent: presentAgent(user.currentAgent),
+    createdAt: user.createdAt.toISOString(),
+  };
+}

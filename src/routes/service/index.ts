@@ -1,0 +1,17 @@
+// Service API (DESIGN.md section 3), under / and /serviceApi/v2.3, for attached backends.
+import Router from '@koa/router';
+import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
+import { requireService } from './auth.ts';
+import { userRoutes } from './users.ts';
+
+export const SERVICE_PREFIXES = ['', '/serviceApi/v2.3'];
+
+export function serviceRouters(): AppRouter[] {
+  return SERVICE_PREFIXES.map((prefix) => {
+    const router: AppRouter = new Router<AppState, AppContextExtras>(prefix ? { prefix } : {});
+    const routes: AppRouter = new Router<AppState, AppContextExtras>();
+    userRoutes(routes);
+    router.use(requireService(), routes.routes());
+    return router;
+  });
+}

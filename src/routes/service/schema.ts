@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+export const userIdParams = z.object({
+  userId: z.coerce.number().int().positive().max(2_147_483_647),
+});
+
+export const ownerBody = z.object({
+  serviceIdentification: z.string().min(1).max(64),
+});
+
+export const agentSchema = z.object({
+  id: z.number().int().positive(),
+  name: z.string().trim().min(1).max(255),
+  avatar: z.string().url().max(2048).nullish(),
+});
+
+export const agentMessageBody = z.object({
+  message: z.string().trim().min(1).max(5000),
+  agent: agentSchema,
+  typeId: z.union([z.literal(2), z.literal(5)]).default(2),
+});
+
+export const serviceMessagesQuery = z.object({
+  before: z.coerce.number().int().positive().optional(),
+  after: z.coerce.number().int().positive().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});

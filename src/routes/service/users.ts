@@ -1,0 +1,77 @@
+import { sendAgentMessage, unsetAgent } from '../../chat/agents.ts';
+import { hasOlderMessages, listMessages, type Cursor } from '../../chat/messages.ts';
+import { changeOwner } from '../../chat/owners.ts';
+import { ServiceSchema } from '../../db/entities/index.ts';
+import { respond } from '../../http/envelope.ts';
+import type { AppContext, AppRouter } from '../../http/types.ts';
+import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
+import { presentAgent, presentClientMessage } from '../../presenters/client-message.ts';
+import { presentServiceUser } from '../../presenters/service-user.ts';
+import { userForService } from '../../service-api/caller.ts';
+import { serviceCaller } from './auth.ts';
+import { agentMessageBody, ownerBody, serviceMessagesQuery, userIdParams } from './schema.ts';
+
+async function targetUser(ctx: AppContext) {
+  const { userId } = parseParams(ctx, userIdParams);
+  const caller = serviceCaller(ctx);
+  return { caller, user: await userForService(ctx.deps.db.orm.em, caller, userId) };
+}
+
+export function userRoutes(router: AppRouter): void {
+  router.get('/users/:userId', async (ctx) => {
+    const { caller, user } = await targetUser(ctx);
+    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
+    respond(ctx, { data: presentServiceUser(user, owner, caller.account.defaultServiceId ?? null) });
+  });
+
+  router.get('/users/:userId/messages', async (ctx) => {
+    const { caller, user } = await targetUser(ctx);
+    const query = parseQuery(ctx, serviceMessagesQuery);
+    const cursor: Cursor = query.after
+      ? { kind: 'after', id: query.after }
+      : query.before
+        ? { kind: 'before', id: query.before }
+        : { kind: 'latest' };
+    const em = ctx.deps.db.orm.em;
+    const rows = await listMessages(em, user.id, cursor, query.limit, 'service');
+    const oldest = rows[rows.length - 1];
+    const older = oldest ? await hasOlderMessages(em, user.id, oldest.id, 'service') : false;
+    respond(ctx, {
+      data: rows.map((m) => presentClientMessage(m, caller.account.id)),
+      extra: { paging: { before: older && oldest ? oldest.id : null, after: rows[0]?.id ?? null }, agent: presentAgent(user.currentAgent) },
+    });
+  });
+
+  router.put('/users/:userId/owner', async (ctx) => {
+    const body = parseBody(ctx, ownerBody);
+    const { caller, user } = await targetUser(ctx);
+    const result = await changeOwner(ctx.deps.db.orm.em, {
+      account: caller.account,
+      initiatedBy: caller.service,
+      userId: user.id,
+      newOwnerIdentification: body.serviceIdentification,
+    });
+    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: result.user.ownerServiceId });
+    respond(ctx, {
+      data: { ...presentServiceUser(result.user, owner, caller.account.defaultServiceId ?? null), changed: result.changed },
+    });
+  });
+
+  router.post('/users/:userId/messages', async (ctx) => {
+    const body = parseBody(ctx, agentMessageBody);
+    const { caller, user } = await targetUser(ctx);
+    const { message } = await sendAgentMessage(ctx.deps.db.orm.em, {
+      userId: user.id,
+      agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },
+      typeId: body.typeId,
+      text: body.message,
+    });
+    respond(ctx, { data: presentClientMessage(message, caller.account.id) }, 201);
+  });
+
+  router.put('/users/:userId/agent/unset', async (ctx) => {
+    const { user } = await targetUser(ctx);
+    const updated = await unsetAgent(ctx.deps.db.orm.em, user.id);
+    respond(ctx, { data: { userId: updated.id, agent: null } });
+  });
+}

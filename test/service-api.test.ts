@@ -1,0 +1,191 @@
+// The Service API through HTTP with loopback receivers: keys, account isolation, changeOwner,
+// agent messages and the current agent (2.3.0 unset), user reads, merged ids.
+import { expect } from 'chai';
+import { createAccount, createService, type CreatedServiceData } from './support/factories.ts';
+import { client, type RequestOptions } from './support/http.ts';
+import { Receiver } from './support/receiver.ts';
+import { sharedServer } from './support/server.ts';
+import { tenant, type Tenant } from './support/tenant.ts';
+import { Widget } from './support/widget.ts';
+
+function asService(service: CreatedServiceData, prefix = '') {
+  const api = client(sharedServer().url);
+  const withKey = (options: RequestOptions = {}): RequestOptions => ({ ...options, token: service.apiKey });
+  return {
+    get: <T = unknown>(path: string) => api.get<T>(prefix + path, withKey()),
+    put: <T = unknown>(path: string, json?: unknown) => api.put<T>(prefix + path, withKey(json === undefined ? {} : { json })),
+    post: <T = unknown>(path: string, json?: unknown) => api.post<T>(prefix + path, withKey({ json })),
+  };
+}
+
+describe('Service API', function () {
+  this.timeout(30_000);
+  let t: Tenant;
+  let desk: CreatedServiceData;
+  let deskReceiver: Receiver;
+  let widget: Widget;
+  let userId: number;
+
+  beforeEach(async () => {
+    t = await tenant();
+    deskReceiver = await Receiver.start();
+    desk = await createService(t.account.id, { name: 'Agent desk', webhookUrl: `${deskReceiver.url}/hook` });
+    widget = new Widget(t.account);
+    userId = (await widget.register()).body.data.userId;
+  });
+  afterEach(async () => {
+    await t.receiver.close();
+    await deskReceiver.close();
+  });
+
+  it('refuses a missing or unknown API key with 401', async () => {
+    const api = client(sharedServer().url);
+    const missing = await api.get(`/users/${userId}`);
+    expect(missing.status).to.equal(401);
+    expect(missing.body.notifications[0]?.message).to.equal('missing_api_key');
+    const unknown = await api.get(`/users/${userId}`, { token: 'pk_not_a_key' });
+    expect(unknown.status).to.equal(401);
+    expect(unknown.body.notifications[0]?.message).to.equal('invalid_api_key');
+  });
+
+  it('answers another account’s user as not found on every route', async () => {
+    const other = await createAccount();
+    const stranger = asService(await createService(other.id, { name: 'Elsewhere' }));
+    const attempts = [
+      stranger.get(`/users/${userId}`),
+      stranger.get(`/users/${userId}/messages`),
+      stranger.put(`/users/${userId}/owner`, { serviceIdentification: desk.identification }),
+      stranger.post(`/users/${userId}/messages`, { message: 'hi', agent: { id: 1, name: 'X' } }),
+      stranger.put(`/users/${userId}/agent/unset`),
+    ];
+    for (const answer of await Promise.all(attempts)) {
+      expect(answer.status).to.equal(404);
+      expect(answer.body.notifications[0]?.message).to.equal('user_not_found');
+    }
+    const unknown = await asService(t.service).get('/users/2147483000');
+    expect(unknown.status).to.equal(404);
+  });
+
+  it('changeOwner: nothing is delivered when the owner stays the same', async () => {
+    const answer = await asService(t.service).put<{ changed: boolean }>(`/users/${userId}/owner`, {
+      serviceIdentification: t.service.identification,
+    });
+    expect(answer.status).to.equal(200);
+    expect(answer.body.data.changed).to.equal(false);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(t.receiver.requests).to.have.length(0);
+    expect(deskReceiver.requests).to.have.length(0);
+  });
+
+  it('changeOwner: delivers the exact action to the old and the new owner, and later messages go to the new one', async () => {
+    const answer = await asService(t.service).put<{ changed: boolean; owner: { identification: string } }>(
+      `/users/${userId}/owner`,
+      { serviceIdentification: desk.identification },
+    );
+    expect(answer.status).to.equal(200);
+    expect(answer.body.data).to.deep.include({ changed: true });
+    expect(answer.body.data.owner.identification).to.equal(desk.identification);
+
+    const expected = {
+      type: 'owner',
+      accountIdentification: t.account.identification,
+      user: { id: userId, uniqueIdentifier: null, additionalInformation: null },
+      body: {
+        action: 'changeOwner',
+        metadata: '',
+        oldOwner: { name: 'Owner', identification: t.service.identification, default: true },
+        newOwner: { name: 'Agent desk', identification: desk.identification, default: false },
+        initiatedBy: { name: 'Owner', identification: t.service.identification, default: true },
+      },
+    };
+    const [toOld] = await t.receiver.waitFor(1);
+    const [toNew] = await deskReceiver.waitFor(1);
+    expect(toOld?.json).to.deep.equal(expected);
+    expect(toNew?.json).to.deep.equal(expected);
+    expect((toOld?.json as { user: { id: unknown } }).user.id).to.be.a('number');
+
+    await widget.send('for the desk now');
+    const [, message] = await deskReceiver.waitFor(2);
+    expect((message?.json as { message: string }).message).to.equal('for the desk now');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(t.receiver.requests, 'the old owner hears nothing more').to.have.length(1);
+
+    const unknownService = await asService(t.service).put(`/users/${userId}/owner`, { serviceIdentification: 'nope' });
+    expect(unknownService.status).to.equal(404);
+    expect(unknownService.body.notifications[0]?.message).to.equal('service_not_found');
+  });
+
+  it('an agent message makes its agent current; unset clears it while messages keep their agent', async () => {
+    const service = asService(t.service);
+    const sent = await service.post<{ id: number; agent: unknown; typeId: number }>(`/users/${userId}/messages`, {
+      message: 'Hi, I am Ada',
+      agent: { id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png' },
+    });
+    expect(sent.status).to.equal(201);
+    expect(sent.body.data).to.deep.include({ typeId: 2, agent: { id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: null } });
+
+    let list = await widget.messages();
+    const root = list.body as unknown as { agent: unknown };
+    expect(root.agent).to.deep.equal({ id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: null });
+    expect(list.body.data[0]?.message).to.equal('Hi, I am Ada');
+
+    const unset = await service.put(`/users/${userId}/agent/unset`);
+    expect(unset.status).to.equal(200);
+    list = await widget.messages();
+    expect((list.body as unknown as { agent: unknown }).agent).to.equal(null);
+    expect(list.body.data[0]?.agent).to.deep.include({ id: 7, name: 'Ada' });
+
+    const unseen = await widget.call<{ count: number }>('GET', '/messages/unseen/count');
+    expect(unseen.body.data.count).to.equal(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(t.receiver.requests, 'an agent message is not echoed to the Service').to.have.length(0);
+  });
+
+  it('refuses bad agent messages', async () => {
+    const service = asService(t.service);
+    for (const body of [
+      { message: 'x' },
+      { message: '', agent: { id: 1, name: 'A' } },
+      { message: 'x', agent: { id: 1, name: 'A' }, typeId: 1 },
+      { message: 'x', agent: { id: 'one', name: 'A' } },
+      { message: 'x', agent: { id: 1, name: 'A', avatar: 'not a url' } },
+    ]) {
+      const answer = await service.post(`/users/${userId}/messages`, body);
+      expect(answer.status, JSON.stringify(body)).to.equal(422);
+    }
+  });
+
+  it('reads the user and the whole conversation, system messages included, paged', async () => {
+    widget.signIn('customer-svc');
+    const registeredId = (await widget.register({ userAdditionalInformation: { tier: 2 } })).body.data.userId;
+    await widget.send('one');
+    await widget.send('two');
+    const service = asService(t.service, '/serviceApi/v2.3');
+    const user = await service.get<Record<string, unknown>>(`/users/${registeredId}`);
+    expect(user.status).to.equal(200);
+    expect(user.body.data).to.deep.include({
+      id: registeredId,
+      kind: 'registered',
+      uniqueIdentifier: 'customer-svc',
+      additionalInformation: { tier: 2 },
+      owner: { name: 'Owner', identification: t.service.identification, default: true },
+      agent: null,
+    });
+    const page = await service.get<Array<{ message: string; typeId: number }>>(`/users/${registeredId}/messages?limit=2`);
+    expect(page.body.data.map((m) => m.message)).to.deep.equal(['two', 'one']);
+    const before = (page.body as unknown as { paging: { before: number } }).paging.before;
+    const rest = await service.get<Array<{ message: string; typeId: number }>>(`/users/${registeredId}/messages?before=${before}`);
+    expect(rest.body.data.map((m) => [m.message, m.typeId])).to.deep.equal([['user_registered', 4]]);
+  });
+
+  it('answers a merged anonymous id with user_merged and the new id', async () => {
+    widget.signIn('customer-merged');
+    const registeredId = (await widget.register()).body.data.userId;
+    const answer = await asService(t.service).get(`/users/${userId}`);
+    expect(answer.status).to.equal(409);
+    expect(answer.body.notifications[0]?.message).to.equal('user_merged');
+    expect(answer.body.data).to.deep.equal({ userId: registeredId });
+    const write = await asService(t.service).post(`/users/${userId}/messages`, { message: 'x', agent: { id: 1, name: 'A' } });
+    expect(write.status).to.equal(409);
+  });
+});
