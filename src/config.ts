@@ -44,6 +44,11 @@ const schema = z.object({
     email: z.string().email().optional(),
     password: z.string().min(8, 'must be at least 8 characters').optional(),
     sessionTtlSeconds: z.coerce.number().int().positive(),
+    /** Login attempts per email and address per window. */
+    loginRateLimit: z.object({
+      points: z.coerce.number().int().positive(),
+      durationSeconds: z.coerce.number().int().positive(),
+    }),
   }),
   webhooks: z.object({
     allowPrivate: booleanLike,
@@ -53,6 +58,8 @@ const schema = z.object({
     pollIntervalMs: z.coerce.number().int().positive(),
     maxInFlight: z.coerce.number().int().positive(),
     maxPerService: z.coerce.number().int().positive(),
+    /** How long a rotated-out signing secret keeps signing beside the new one. */
+    secretGraceSeconds: z.coerce.number().int().nonnegative(),
     /** Off only for a node that should accept writes but leave sending to others. */
     enabled: booleanLike,
   }),

@@ -21,4 +21,5 @@ export interface AppDeps {
   typing: TypingTimeouts;
   media: MediaStorage;
   writeLimiter: RateLimiterAbstract;
+  loginLimiter: RateLimiterAbstract;
 }

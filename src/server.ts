@@ -14,7 +14,7 @@ import { createMetrics } from './metrics.ts';
 import { countPending } from './deliveries/store.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
 import { TypingTimeouts } from './chat/events.ts';
-import { createWriteLimiter } from './http/middleware/rate-limit.ts';
+import { createLimiter } from './http/middleware/rate-limit.ts';
 import { DiskMediaStorage } from './media/storage.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
 
@@ -54,7 +54,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       deliveries: worker,
       typing: new TypingTimeouts(config.client.typingTimeoutMs, () => db.orm.em.fork(), logger),
       media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
-      writeLimiter: createWriteLimiter(config.client.rateLimit, redis),
+      writeLimiter: createLimiter('writes', config.client.rateLimit, redis),
+      loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis),
     };
     const app = createApp(deps);
     const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, app.callback());

@@ -26,7 +26,8 @@ export interface WebhookRequest {
   url: string;
   id: string;
   body: string;
-  secret: string;
+  /** The current secret first; during a rotation's grace period also the previous one. */
+  secrets: string[];
 }
 
 const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
@@ -75,7 +76,8 @@ export class WebhookSender {
 
   async send(request: WebhookRequest): Promise<Outcome> {
     const timestamp = new Date();
-    const signature = this.signer(request.secret).sign(request.id, timestamp, request.body);
+    // Standard Webhooks: several space-separated signatures; a receiver accepts any it can verify.
+    const signature = request.secrets.map((secret) => this.signer(secret).sign(request.id, timestamp, request.body)).join(' ');
     try {
       const response = await this.client.post(request.url, {
         body: request.body,

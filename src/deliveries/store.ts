@@ -13,6 +13,8 @@ export interface ClaimedDelivery {
   attempts: number;
   webhookUrl: string;
   signingSecret: string;
+  /** The rotated-out secret while its grace period lasts: requests carry both signatures. */
+  previousSigningSecret: string | null;
 }
 
 export interface ClaimLimits {
@@ -67,7 +69,8 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
          from locked, services s
         where d.id = locked.id and s.id = d.service_id
        returning d.id, d.service_id as "serviceId", d.kind, d.payload, d.attempts,
-                 s.webhook_url as "webhookUrl", s.signing_secret as "signingSecret"`,
+                 s.webhook_url as "webhookUrl", s.signing_secret as "signingSecret",
+                 case when s.previous_secret_expires_at > now() then s.previous_signing_secret end as "previousSigningSecret"`,
     [limits.total, pgIntArray(busyIds), pgIntArray(free), limits.perService, limits.leaseMs, limits.node],
   );
 }

@@ -152,7 +152,9 @@ export class DeliveryWorker {
       url: delivery.webhookUrl,
       id: delivery.id,
       body: delivery.payload,
-      secret: delivery.signingSecret,
+      secrets: delivery.previousSigningSecret
+        ? [delivery.signingSecret, delivery.previousSigningSecret]
+        : [delivery.signingSecret],
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.deps.metrics.deliveryAttemptSeconds.observe({ outcome: outcome.kind }, seconds);

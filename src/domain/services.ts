@@ -2,7 +2,7 @@
 // the first Service of an account becomes the account's default.
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service } from '../db/entities/index.ts';
+import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service, type ServiceApiKey } from '../db/entities/index.ts';
 import { alphanumericId, newSigningSecret, newToken, sha256Hex } from '../security/random.ts';
 
 export interface NewService {
@@ -35,7 +35,7 @@ export async function createService(
       signingSecret: newSigningSecret(),
     });
     await tx.flush();
-    const apiKey = issueApiKey(tx, service.id);
+    const { apiKey } = issueApiKey(tx, service.id);
     const isDefault = account.defaultServiceId == null;
     if (isDefault) account.defaultServiceId = service.id;
     await tx.flush();
@@ -43,11 +43,11 @@ export async function createService(
   });
 }
 
-/** Adds an API key to the Service (flushed by the caller) and returns the only plain copy. */
-export function issueApiKey(em: EntityManager, serviceId: number): string {
+/** Adds an API key to the Service (flushed by the caller); `apiKey` is the only plain copy there is. */
+export function issueApiKey(em: EntityManager, serviceId: number): { apiKey: string; key: ServiceApiKey } {
   const apiKey = newToken('pk');
-  em.create(ServiceApiKeySchema, { serviceId, keyHash: sha256Hex(apiKey), prefix: apiKey.slice(0, 10) });
-  return apiKey;
+  const key = em.create(ServiceApiKeySchema, { serviceId, keyHash: sha256Hex(apiKey), prefix: apiKey.slice(0, 10) });
+  return { apiKey, key };
 }
 
 export interface ServiceChanges {
@@ -75,4 +75,29 @@ export async function updateService(em: EntityManager, serviceId: number, change
 
 export async function findService(em: EntityManager, serviceId: number): Promise<Service | null> {
   return em.findOne(ServiceSchema, { id: serviceId });
+}
+
+export async function listApiKeys(em: EntityManager, serviceId: number): Promise<ServiceApiKey[]> {
+  return em.find(ServiceApiKeySchema, { serviceId }, { orderBy: { id: 'asc' } });
+}
+
+/** Revoked at once: the next request with it is refused. Null when the Service has no such key. */
+export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number): Promise<ServiceApiKey | null> {
+  const key = await em.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
+  if (!key) return null;
+  key.revokedAt ??= new Date();
+  await em.flush();
+  return key;
+}
+
+/**
+ * A new signing secret. The old one keeps signing beside it for `graceSeconds`, so receivers
+ * can switch secrets without refusing a single delivery (Standard Webhooks multi-signatures).
+ */
+export async function rotateSigningSecret(em: EntityManager, service: Service, graceSeconds: number): Promise<Service> {
+  service.previousSigningSecret = service.signingSecret;
+  service.previousSecretExpiresAt = new Date(Date.now() + graceSeconds * 1000);
+  service.signingSecret = newSigningSecret();
+  await em.flush();
+  return service;
 }

@@ -16,13 +16,15 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(overrides: Record<string, unknown> = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const config = loadConfig({
-    env: { NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL, REDIS_URL: process.env.TEST_REDIS_URL },
-    overrides: {
-      databaseUrl: database.databaseUrl,
-      dataDir: database.dataDir,
-      admin: { email: TEST_ADMIN.email, password: TEST_ADMIN.password },
-      ...overrides,
+    env: {
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.LOG_LEVEL,
+      REDIS_URL: process.env.TEST_REDIS_URL,
+      PALAVER_ADMIN_EMAIL: TEST_ADMIN.email,
+      PALAVER_ADMIN_PASSWORD: TEST_ADMIN.password,
     },
+    // Merged deeply into the configuration, like every other source.
+    overrides: { databaseUrl: database.databaseUrl, dataDir: database.dataDir, ...overrides },
   });
   try {
     const server = await startServer(config);

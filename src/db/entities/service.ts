@@ -13,6 +13,8 @@ export const ServiceSchema = defineEntity({
     identification: p.string().unique(),
     webhookUrl: p.text().nullable(),
     signingSecret: p.string(),
+    previousSigningSecret: p.string().nullable(),
+    previousSecretExpiresAt: p.datetime().nullable(),
     disabledAt: p.datetime().nullable(),
     /** 'operator' (PATCH enabled: false) or 'webhook_gone' (the endpoint answered 410). */
     disabledReason: p.string().$type<ServiceDisabledReason>().nullable(),

@@ -24,6 +24,9 @@ export class Migration20261121000000_initial extends Migration {
         identification varchar(64) not null unique,
         webhook_url text null,
         signing_secret varchar(255) not null,
+        -- After a rotation the old secret still signs (beside the new one) until it expires.
+        previous_signing_secret varchar(255) null,
+        previous_secret_expires_at timestamptz null,
         disabled_at timestamptz null,
         disabled_reason varchar(32) null,
         created_at timestamptz not null default now(),

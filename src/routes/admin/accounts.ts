@@ -1,5 +1,6 @@
 import { createAccount, findAccountOverview } from '../../domain/accounts.ts';
 import { createService } from '../../domain/services.ts';
+import { changeDefaultService } from '../../domain/default-service.ts';
 import { respond } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import type { AppRouter } from '../../http/types.ts';
@@ -7,7 +8,7 @@ import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
 import { authorize } from './auth.ts';
-import { accountIdParams, createAccountBody, createServiceBody } from './schema.ts';
+import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody } from './schema.ts';
 
 export function accountRoutes(router: AppRouter): void {
   router.post('/accounts', async (ctx) => {
@@ -23,6 +24,22 @@ export function accountRoutes(router: AppRouter): void {
     const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
     if (!overview) throw notFound('account_not_found');
     respond(ctx, { data: presentAccountOverview(overview.account, overview.services) });
+  });
+
+  router.put('/accounts/:accountId/default-service', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'services:edit', accountId);
+    const body = parseBody(ctx, defaultServiceBody);
+    const operator = ctx.state.operator;
+    if (!operator) throw new Error('requireOperator() must run before admin routes');
+    const { changed } = await changeDefaultService(ctx.deps.db.orm.em, {
+      accountId,
+      serviceIdentification: body.serviceIdentification,
+      operatorIdentifier: operator.identifier,
+    });
+    const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
+    if (!overview) throw notFound('account_not_found');
+    respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services), changed } });
   });
 
   router.post('/accounts/:accountId/services', async (ctx) => {

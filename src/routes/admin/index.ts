@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import { accountRoutes } from './accounts.ts';
 import { deliveryRoutes } from './deliveries.ts';
+import { keyRoutes } from './keys.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
@@ -13,6 +14,7 @@ export function adminRouter(): AppRouter {
   router.use(requireOperator());
   accountRoutes(router);
   serviceRoutes(router);
+  keyRoutes(router);
   deliveryRoutes(router);
   return router;
 }

@@ -1,4 +1,5 @@
-import { login } from '../../domain/operators.ts';
+import { login, normalizeEmail } from '../../domain/operators.ts';
+import { consumeOrRefuse } from '../../http/middleware/rate-limit.ts';
 import { respond } from '../../http/envelope.ts';
 import { unauthorized } from '../../http/errors.ts';
 import type { AppRouter } from '../../http/types.ts';
@@ -8,6 +9,8 @@ import { loginBody } from './schema.ts';
 export function loginRoutes(router: AppRouter): void {
   router.post('/login', async (ctx) => {
     const body = parseBody(ctx, loginBody);
+    // Per email and address: guessing one operator's password, or many from one place, is slowed alike.
+    await consumeOrRefuse(ctx.deps.loginLimiter, `${normalizeEmail(body.email)}|${ctx.ip}`);
     const session = await login(
       ctx.deps.db.orm.em,
       body.email,

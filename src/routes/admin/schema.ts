@@ -48,3 +48,12 @@ export const deliveriesQuery = z.object({
 export const deliveryIdParams = z.object({
   deliveryId: z.string().uuid(),
 });
+
+export const defaultServiceBody = z.object({
+  serviceIdentification: z.string().min(1).max(64),
+});
+
+export const keyParams = z.object({
+  serviceId: z.coerce.number().int().positive(),
+  keyId: z.coerce.number().int().positive(),
+});

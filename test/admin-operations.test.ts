@@ -1,0 +1,191 @@
+// The rest of the Admin API: the default Service and its action, API keys, signing-secret
+// rotation with both signatures during the grace period, login rate limits.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { createOperator } from '../src/domain/operators.ts';
+import { enqueueCommitted, verify, waitForState } from './support/deliveries.ts';
+import { adminToken, createService } from './support/factories.ts';
+import { client } from './support/http.ts';
+import { Receiver } from './support/receiver.ts';
+import { sharedServer, startTestServer } from './support/server.ts';
+import { tenant, type Tenant } from './support/tenant.ts';
+import { Widget } from './support/widget.ts';
+
+describe('Admin API: operations', function () {
+  this.timeout(30_000);
+  const api = () => client(sharedServer().url);
+  let t: Tenant;
+
+  beforeEach(async () => {
+    t = await tenant();
+  });
+  afterEach(() => t.receiver.close());
+
+  describe('default Service', () => {
+    it('needs services:edit: without it, 403 and nothing is delivered', async () => {
+      const other = await createService(t.account.id, { name: 'Other' });
+      const email = `viewer-${randomBytes(4).toString('hex')}@palaver.test`;
+      await createOperator(sharedServer().deps.db.orm.em.fork(), {
+        email,
+        password: 'viewer password',
+        grants: [{ accountId: t.account.id, permission: 'accounts:read' }],
+      });
+      const token = (await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'viewer password' } })).body.data.token;
+      const answer = await api().put(`/adminApi/accounts/${t.account.id}/default-service`, {
+        token,
+        json: { serviceIdentification: other.identification },
+      });
+      expect(answer.status).to.equal(403);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(t.receiver.requests).to.have.length(0);
+      const overview = await api().get<{ defaultServiceId: number }>(`/adminApi/accounts/${t.account.id}`, { token });
+      expect(overview.body.data.defaultServiceId).to.equal(t.service.id);
+    });
+
+    it('delivers the exact changeDefaultService action to every Service, and new users get the new default', async () => {
+      const otherReceiver = await Receiver.start();
+      try {
+        const other = await createService(t.account.id, { name: 'Night shift', webhookUrl: `${otherReceiver.url}/hook` });
+        const token = await adminToken();
+        const me = await api().post<{ token: string }>('/adminApi/login', {
+          json: { email: sharedServer().config.admin.email, password: sharedServer().config.admin.password },
+        });
+        expect(me.status).to.equal(200);
+
+        const unchanged = await api().put<{ changed: boolean }>(`/adminApi/accounts/${t.account.id}/default-service`, {
+          token,
+          json: { serviceIdentification: t.service.identification },
+        });
+        expect(unchanged.body.data.changed).to.equal(false);
+
+        const changed = await api().put<{ changed: boolean; defaultServiceId: number }>(
+          `/adminApi/accounts/${t.account.id}/default-service`,
+          { token, json: { serviceIdentification: other.identification } },
+        );
+        expect(changed.status).to.equal(200);
+        expect(changed.body.data).to.include({ changed: true, defaultServiceId: other.id });
+
+        const [toOld] = await t.receiver.waitFor(1);
+        const [toNew] = await otherReceiver.waitFor(1);
+        const payload = toOld?.json as { body: { initiatedBy: string } };
+        expect(payload).to.deep.equal({
+          type: 'service',
+          accountIdentification: t.account.identification,
+          body: {
+            action: 'changeDefaultService',
+            metadata: '',
+            initiatedBy: payload.body.initiatedBy,
+            oldDefaultService: { name: 'Owner', identification: t.service.identification },
+            newDefaultService: { name: 'Night shift', identification: other.identification },
+          },
+        });
+        expect(payload.body.initiatedBy).to.match(/^op_[A-Za-z0-9]{12}$/);
+        expect(toNew?.json).to.deep.equal(toOld?.json);
+        expect(t.receiver.requests, 'only once unchanged was not announced').to.have.length(1);
+
+        const widget = new Widget(t.account);
+        await widget.register();
+        await widget.send('who owns me?');
+        const [, message] = await otherReceiver.waitFor(2);
+        expect((message?.json as { message: string }).message).to.equal('who owns me?');
+
+        const unknown = await api().put(`/adminApi/accounts/${t.account.id}/default-service`, {
+          token,
+          json: { serviceIdentification: 'missing' },
+        });
+        expect(unknown.status).to.equal(404);
+      } finally {
+        await otherReceiver.close();
+      }
+    });
+  });
+
+  describe('API keys', () => {
+    it('adds keys, lists them without secrets, and revokes one so that it stops working at once', async () => {
+      const token = await adminToken();
+      const added = await api().post<{ id: number; apiKey: string; prefix: string }>(`/adminApi/services/${t.service.id}/keys`, { token });
+      expect(added.status).to.equal(201);
+      expect(added.body.data.apiKey).to.match(/^pk_/);
+      const list = await api().get<Array<{ id: number; revokedAt: string | null }>>(`/adminApi/services/${t.service.id}/keys`, { token });
+      expect(list.body.data).to.have.length(2);
+      expect(list.text).to.not.contain(added.body.data.apiKey);
+
+      const widget = new Widget(t.account);
+      const userId = (await widget.register()).body.data.userId;
+      expect((await api().get(`/users/${userId}`, { token: added.body.data.apiKey })).status).to.equal(200);
+      const revoked = await api().delete<{ revokedAt: string }>(`/adminApi/services/${t.service.id}/keys/${added.body.data.id}`, { token });
+      expect(revoked.status).to.equal(200);
+      expect(revoked.body.data.revokedAt).to.be.a('string');
+      const refused = await api().get(`/users/${userId}`, { token: added.body.data.apiKey });
+      expect(refused.status).to.equal(401);
+      expect((await api().get(`/users/${userId}`, { token: t.service.apiKey })).status, 'the other key still works').to.equal(200);
+      expect((await api().delete(`/adminApi/services/${t.service.id}/keys/999999`, { token })).status).to.equal(404);
+    });
+  });
+
+  describe('signing secret rotation', () => {
+    it('signs with the new and the old secret during the grace period, so either receiver verifies', async () => {
+      const token = await adminToken();
+      const rotated = await api().post<{ signingSecret: string; previousSecretExpiresAt: string }>(
+        `/adminApi/services/${t.service.id}/signing-secret`,
+        { token },
+      );
+      expect(rotated.status).to.equal(200);
+      expect(rotated.body.data.signingSecret).to.match(/^whsec_/).and.not.equal(t.service.signingSecret);
+      expect(Date.parse(rotated.body.data.previousSecretExpiresAt)).to.be.greaterThan(Date.now());
+
+      const [id] = await enqueueCommitted(sharedServer(), { recipients: [t.service.id], payload: { rotated: true } });
+      await waitForState(sharedServer(), id!, 'delivered');
+      const [request] = await t.receiver.waitFor(1);
+      expect(String(request?.headers['webhook-signature']).split(' ')).to.have.length(2);
+      expect(verify(t.service.signingSecret, request!), 'a receiver still on the old secret').to.deep.equal({ rotated: true });
+      expect(verify(rotated.body.data.signingSecret, request!), 'a receiver on the new secret').to.deep.equal({ rotated: true });
+    });
+
+    it('signs with the new secret alone once the grace period is over', async () => {
+      const server = await startTestServer({ webhooks: { secretGraceSeconds: 0 } });
+      const receiver = await Receiver.start();
+      try {
+        const serverApi = client(server.url);
+        const token = (await serverApi.post<{ token: string }>('/adminApi/login', {
+          json: { email: server.config.admin.email, password: server.config.admin.password },
+        })).body.data.token;
+        const account = (await serverApi.post<{ id: number }>('/adminApi/accounts', { token, json: { name: 'Grace' } })).body.data;
+        const service = (await serverApi.post<{ id: number; signingSecret: string }>(`/adminApi/accounts/${account.id}/services`, {
+          token,
+          json: { name: 'S', webhookUrl: `${receiver.url}/hook` },
+        })).body.data;
+        const rotated = await serverApi.post<{ signingSecret: string }>(`/adminApi/services/${service.id}/signing-secret`, { token });
+        const [id] = await enqueueCommitted(server, { recipients: [service.id] });
+        await waitForState(server, id!, 'delivered');
+        const [request] = await receiver.waitFor(1);
+        expect(String(request?.headers['webhook-signature']).split(' ')).to.have.length(1);
+        expect(verify(rotated.body.data.signingSecret, request!)).to.deep.equal({ n: 1 });
+        expect(() => verify(service.signingSecret, request!)).to.throw();
+      } finally {
+        await receiver.close();
+        await server.stop();
+      }
+    });
+  });
+
+  describe('login', () => {
+    it('is rate limited per email and address', async () => {
+      const server = await startTestServer({ admin: { loginRateLimit: { points: 3, durationSeconds: 900 } } });
+      try {
+        const serverApi = client(server.url);
+        const statuses = [];
+        for (let i = 0; i < 5; i++) {
+          statuses.push((await serverApi.post('/adminApi/login', { json: { email: 'guess@palaver.test', password: `try ${i}` } })).status);
+        }
+        expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
+        const real = await serverApi.post('/adminApi/login', {
+          json: { email: server.config.admin.email, password: server.config.admin.password },
+        });
+        expect(real.status, 'another operator is not locked out').to.equal(200);
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+});
