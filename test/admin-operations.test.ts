@@ -190,4 +190,88 @@ describe('Admin API: operations', function () {
       }
     });
   });
+
+  describe('account settings, conversations and operators', () => {
+    async function operatorToken(grants: Array<{ accountId: number | null; permission: string }>) {
+      const email = `op-${randomBytes(4).toString('hex')}@palaver.test`;
+      const created = await api().post<{ id: number }>('/adminApi/operators', {
+        token: await adminToken(),
+        json: { email, password: 'operator password', grants },
+      });
+      expect(created.status, created.text).to.equal(201);
+      const login = await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'operator password' } });
+      return { id: created.body.data.id, token: login.body.data.token };
+    }
+
+    it('sets the welcome and sticky messages clients see (accounts:edit)', async () => {
+      const viewer = await operatorToken([{ accountId: t.account.id, permission: 'accounts:read' }]);
+      const denied = await api().patch(`/adminApi/accounts/${t.account.id}`, { token: viewer.token, json: { welcomeMessage: 'x' } });
+      expect(denied.status).to.equal(403);
+
+      const editor = await operatorToken([{ accountId: t.account.id, permission: 'accounts:edit' }]);
+      const answer = await api().patch<{ welcomeMessage: string; stickyMessage: string }>(`/adminApi/accounts/${t.account.id}`, {
+        token: editor.token,
+        json: { welcomeMessage: 'Welcome! We answer within a minute.', stickyMessage: 'Closed on Sundays' },
+      });
+      expect(answer.status).to.equal(200);
+      const widget = new Widget(t.account);
+      await widget.register();
+      const list = await widget.messages();
+      expect(list.body).to.deep.include({ welcomeMessage: 'Welcome! We answer within a minute.', stickyMessage: 'Closed on Sundays' });
+      expect((await api().patch(`/adminApi/accounts/${t.account.id}`, { token: editor.token, json: {} })).status).to.equal(422);
+    });
+
+    it('lists users and reads a conversation with conversations:read', async () => {
+      const widget = new Widget(t.account);
+      const userId = (await widget.register()).body.data.userId;
+      await widget.send('visible to operators');
+      const reader = await operatorToken([{ accountId: t.account.id, permission: 'conversations:read' }]);
+      const users = await api().get<Array<{ id: number; kind: string }>>(`/adminApi/accounts/${t.account.id}/users`, { token: reader.token });
+      expect(users.status).to.equal(200);
+      expect(users.body.data.map((u) => u.id)).to.deep.equal([userId]);
+      const messages = await api().get<Array<{ message: string }>>(`/adminApi/accounts/${t.account.id}/users/${userId}/messages`, {
+        token: reader.token,
+      });
+      expect(messages.body.data.map((m) => m.message)).to.deep.equal(['visible to operators']);
+      const elsewhere = await api().get(`/adminApi/accounts/${t.account.id + 100000}/users`, { token: reader.token });
+      expect(elsewhere.status).to.equal(403);
+      const notHere = await api().get(`/adminApi/accounts/${t.account.id}/users/2147483000/messages`, { token: reader.token });
+      expect(notHere.status).to.equal(404);
+    });
+
+    it('manages operators and their grants (operators:manage), refusing bad grants', async () => {
+      const managed = await operatorToken([{ accountId: t.account.id, permission: 'accounts:read' }]);
+      const token = await adminToken();
+      const list = await api().get<Array<{ id: number; grants: unknown[] }>>('/adminApi/operators', { token });
+      expect(list.body.data.find((o) => o.id === managed.id)?.grants).to.deep.equal([{ accountId: t.account.id, permission: 'accounts:read' }]);
+
+      const replaced = await api().put<{ grants: unknown[] }>(`/adminApi/operators/${managed.id}/grants`, {
+        token,
+        json: { grants: [{ accountId: t.account.id, permission: 'services:edit' }] },
+      });
+      expect(replaced.body.data.grants).to.deep.equal([{ accountId: t.account.id, permission: 'services:edit' }]);
+      const nowDenied = await api().get(`/adminApi/accounts/${t.account.id}`, { token: managed.token });
+      expect(nowDenied.status, 'grants change at once').to.equal(403);
+
+      expect((await api().get('/adminApi/operators', { token: managed.token })).status).to.equal(403);
+      const badPermission = await api().put(`/adminApi/operators/${managed.id}/grants`, {
+        token,
+        json: { grants: [{ accountId: null, permission: 'world:domination' }] },
+      });
+      expect(badPermission.status).to.equal(422);
+      const unknownAccount = await api().put(`/adminApi/operators/${managed.id}/grants`, {
+        token,
+        json: { grants: [{ accountId: 2147483000, permission: 'accounts:read' }] },
+      });
+      expect(unknownAccount.status).to.equal(422);
+      expect(unknownAccount.body.notifications[0]?.message).to.equal('invalid_reference');
+      const unchanged = await api().get<Array<{ id: number; grants: unknown[] }>>('/adminApi/operators', { token });
+      expect(unchanged.body.data.find((o) => o.id === managed.id)?.grants, 'a refused change changes nothing').to.have.length(1);
+      const duplicate = await api().post('/adminApi/operators', {
+        token,
+        json: { email: sharedServer().config.admin.email, password: 'whatever password', grants: [] },
+      });
+      expect(duplicate.status).to.equal(409);
+    });
+  });
 });

@@ -1,7 +1,7 @@
 // Accounts: the tenants. Each has a public identification that clients send and a secret
 // with which the customer's backend signs registered-user headers.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, ServiceSchema, type Account, type Service } from '../db/entities/index.ts';
+import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
 import { alphanumericId, newAuthorizationSecret } from '../security/random.ts';
 
 export interface NewAccount {
@@ -29,4 +29,29 @@ export async function findAccountOverview(em: EntityManager, accountId: number):
   if (!account) return null;
   const services = await em.find(ServiceSchema, { accountId }, { orderBy: { id: 'asc' } });
   return { account, services };
+}
+
+export interface AccountChanges {
+  name?: string | undefined;
+  welcomeMessage?: string | null | undefined;
+  stickyMessage?: string | null | undefined;
+}
+
+export async function updateAccount(em: EntityManager, accountId: number, changes: AccountChanges): Promise<Account | null> {
+  const account = await em.findOne(AccountSchema, { id: accountId });
+  if (!account) return null;
+  if (changes.name !== undefined) account.name = changes.name;
+  if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
+  if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
+  await em.flush();
+  return account;
+}
+
+/** The account's users, newest first, merged anonymous tombstones left out. */
+export async function listUsers(em: EntityManager, accountId: number, limit: number, beforeId?: number): Promise<User[]> {
+  return em.find(
+    UserSchema,
+    { accountId, mergedIntoUserId: null, ...(beforeId ? { id: { $lt: beforeId } } : {}) },
+    { orderBy: { id: 'desc' }, limit },
+  );
 }

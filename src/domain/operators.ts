@@ -93,3 +93,31 @@ export async function authenticateOperator(
   }
   return { id: operator.id, email: operator.email, identifier: operator.identifier, grants };
 }
+
+export interface OperatorWithGrants {
+  operator: Operator;
+  grants: Grant[];
+}
+
+export async function listOperators(em: EntityManager): Promise<OperatorWithGrants[]> {
+  const operators = await em.find(OperatorSchema, {}, { orderBy: { id: 'asc' } });
+  const rows = await em.find(OperatorPermissionSchema, { operatorId: { $in: operators.map((o) => o.id) } });
+  return operators.map((operator) => ({
+    operator,
+    grants: rows
+      .filter((r) => r.operatorId === operator.id)
+      .flatMap((r) => (isPermission(r.permission) ? [{ accountId: r.accountId ?? null, permission: r.permission }] : [])),
+  }));
+}
+
+/** Replaces the operator's grants; null when there is no such operator. */
+export async function replaceGrants(em: EntityManager, operatorId: number, grants: Grant[]): Promise<OperatorWithGrants | null> {
+  return em.transactional(async (tx) => {
+    const operator = await tx.findOne(OperatorSchema, { id: operatorId });
+    if (!operator) return null;
+    await tx.nativeDelete(OperatorPermissionSchema, { operatorId });
+    const unique = new Map(grants.map((g) => [`${g.accountId ?? '*'}|${g.permission}`, g]));
+    for (const grant of unique.values()) tx.create(OperatorPermissionSchema, { operatorId, ...grant });
+    return { operator, grants: [...unique.values()] };
+  });
+}

@@ -2,6 +2,7 @@
 export const PERMISSIONS = [
   'accounts:create',
   'accounts:read',
+  'accounts:edit',
   'services:edit',
   'conversations:read',
   'deliveries:manage',

@@ -13,3 +13,16 @@ export function presentServiceUser(user: User, owner: Service, defaultServiceId:
     createdAt: user.createdAt.toISOString(),
   };
 }
+
+/** A user in a list (the dashboard's), without loading each owner. */
+export function presentUserSummary(user: User) {
+  return {
+    id: user.id,
+    kind: user.kind,
+    uniqueIdentifier: user.uniqueIdentifier ?? null,
+    additionalInformation: user.additionalInformation ?? null,
+    ownerServiceId: user.ownerServiceId,
+    agent: presentAgent(user.currentAgent),
+    createdAt: user.createdAt.toISOString(),
+  };
+}

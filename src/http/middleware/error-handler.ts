@@ -32,6 +32,8 @@ function fromDatabase(err: unknown): AppError | undefined {
   if (!(err instanceof DriverException)) return undefined;
   const code = (err as DriverException & { code?: string }).code ?? '';
   if (code === '23505') return new AppError(409, 'already_exists');
+  // A reference to something that does not exist (say, a grant on an unknown account).
+  if (code === '23503') return new AppError(422, 'invalid_reference');
   if (code.startsWith('22')) return badRequest('invalid_value');
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { createAccount, findAccountOverview } from '../../domain/accounts.ts';
+import { createAccount, findAccountOverview, updateAccount } from '../../domain/accounts.ts';
 import { createService } from '../../domain/services.ts';
 import { changeDefaultService } from '../../domain/default-service.ts';
 import { respond } from '../../http/envelope.ts';
@@ -8,7 +8,7 @@ import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
 import { authorize } from './auth.ts';
-import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody } from './schema.ts';
+import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
 
 export function accountRoutes(router: AppRouter): void {
   router.post('/accounts', async (ctx) => {
@@ -24,6 +24,15 @@ export function accountRoutes(router: AppRouter): void {
     const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
     if (!overview) throw notFound('account_not_found');
     respond(ctx, { data: presentAccountOverview(overview.account, overview.services) });
+  });
+
+  router.patch('/accounts/:accountId', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'accounts:edit', accountId);
+    const body = parseBody(ctx, updateAccountBody);
+    const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
+    if (!account) throw notFound('account_not_found');
+    respond(ctx, { data: presentAccount(account) });
   });
 
   router.put('/accounts/:accountId/default-service', async (ctx) => {

@@ -4,6 +4,8 @@ import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts'
 import { accountRoutes } from './accounts.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { keyRoutes } from './keys.ts';
+import { operatorRoutes } from './operators.ts';
+import { userRoutes } from './users.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
@@ -15,6 +17,8 @@ export function adminRouter(): AppRouter {
   accountRoutes(router);
   serviceRoutes(router);
   keyRoutes(router);
+  userRoutes(router);
+  operatorRoutes(router);
   deliveryRoutes(router);
   return router;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPermission } from '../../domain/permissions.ts';
 
 export const loginBody = z.object({
   email: z.string().email(),
@@ -56,4 +57,40 @@ export const defaultServiceBody = z.object({
 export const keyParams = z.object({
   serviceId: z.coerce.number().int().positive(),
   keyId: z.coerce.number().int().positive(),
+});
+
+export const updateAccountBody = z
+  .object({
+    name: z.string().trim().min(1).max(255).optional(),
+    welcomeMessage: z.string().max(2000).nullable().optional(),
+    stickyMessage: z.string().max(2000).nullable().optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, welcomeMessage, stickyMessage');
+
+export const usersQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** The `paging.before` cursor (a user id) of the previous page. */
+  before: z.coerce.number().int().positive().optional(),
+});
+
+export const accountUserParams = accountIdParams.extend({
+  userId: z.coerce.number().int().positive().max(2_147_483_647),
+});
+
+const grant = z.object({
+  permission: z.string().refine((p) => isPermission(p), 'an unknown permission'),
+  accountId: z.number().int().positive().nullable(),
+});
+
+export const createOperatorBody = z.object({
+  email: z.string().email().max(320),
+  password: z.string().min(8).max(1024),
+  grants: z.array(grant).max(100),
+});
+
+export const grantsBody = z.object({ grants: z.array(grant).max(100) });
+
+export const operatorIdParams = z.object({
+  operatorId: z.coerce.number().int().positive(),
 });
