@@ -13,7 +13,12 @@ import { accessLog } from './middleware/access-log.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { unmatched } from './middleware/unmatched.ts';
-import type { AppContextExtras, AppState } from './types.ts';
+import type { AppContextExtras, AppRouter, AppState } from './types.ts';
+
+/** Every router of the server, in the order requests try them. */
+export function routers(deps: Pick<AppDeps, 'config'>): AppRouter[] {
+  return [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters()];
+}
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
   const app = new Koa<AppState, AppContextExtras>({ proxy: true });
@@ -37,7 +42,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
   // Every request gets its own identity map, so no entity leaks between requests.
   app.use((_ctx, next) => RequestContext.create(deps.db.orm.em, next));
 
-  for (const router of [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters()]) app.use(router.routes());
+  for (const router of routers(deps)) app.use(router.routes());
   app.use(unmatched());
   return app;
 }

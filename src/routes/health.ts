@@ -1,7 +1,8 @@
-// Liveness, readiness and metrics: outside every API prefix and needing no credentials.
+// Liveness, readiness, metrics and the API description: outside every API prefix, no credentials.
 import Router from '@koa/router';
 import { respond } from '../http/envelope.ts';
 import { AppError } from '../http/errors.ts';
+import { openApiDocument } from '../openapi/document.ts';
 import type { AppContextExtras, AppRouter, AppState } from '../http/types.ts';
 
 export function healthRouter(): AppRouter {
@@ -30,6 +31,12 @@ export function healthRouter(): AppRouter {
   router.get('/metrics', async (ctx) => {
     ctx.type = ctx.deps.metrics.registry.contentType;
     ctx.body = await ctx.deps.metrics.registry.metrics();
+  });
+
+  // Built once: the routes do not change while the server runs.
+  const document = openApiDocument();
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = document;
   });
 
   return router;

@@ -1,0 +1,65 @@
+// Every route of the server, described once: method, path, which API, and the zod schemas the
+// route validates with. document.ts turns this into OpenAPI; a test checks it against the
+// routers, so a route cannot be added without being described.
+import type { z } from 'zod';
+import * as admin from '../routes/admin/schema.ts';
+import * as clientApi from '../routes/client/schema.ts';
+import * as service from '../routes/service/schema.ts';
+
+export type Api = 'health' | 'admin' | 'client' | 'service';
+
+export interface Operation {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI style: /users/{userId}. */
+  path: string;
+  api: Api;
+  summary: string;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** multipart/form-data with one file field of this name. */
+  upload?: string;
+  status?: number;
+}
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/healthz', api: 'health', summary: 'Liveness' },
+  { method: 'get', path: '/readyz', api: 'health', summary: 'Readiness: database (and Redis) reachable' },
+  { method: 'get', path: '/metrics', api: 'health', summary: 'Prometheus metrics (text format)' },
+  { method: 'get', path: '/openapi.json', api: 'health', summary: 'This document' },
+
+  { method: 'post', path: '/adminApi/login', api: 'admin', summary: 'Operator login: a bearer token', body: admin.loginBody },
+  { method: 'post', path: '/adminApi/accounts', api: 'admin', summary: 'Create an account', body: admin.createAccountBody, status: 201 },
+  { method: 'get', path: '/adminApi/accounts/{accountId}', api: 'admin', summary: 'An account with its Services', params: admin.accountIdParams },
+  { method: 'patch', path: '/adminApi/accounts/{accountId}', api: 'admin', summary: 'Name, welcome and sticky messages', params: admin.accountIdParams, body: admin.updateAccountBody },
+  { method: 'put', path: '/adminApi/accounts/{accountId}/default-service', api: 'admin', summary: 'Change the default Service (changeDefaultService action)', params: admin.accountIdParams, body: admin.defaultServiceBody },
+  { method: 'post', path: '/adminApi/accounts/{accountId}/services', api: 'admin', summary: 'Attach a Service; answers its API key once', params: admin.accountIdParams, body: admin.createServiceBody, status: 201 },
+  { method: 'get', path: '/adminApi/accounts/{accountId}/users', api: 'admin', summary: 'Users of the account, newest first', params: admin.accountIdParams, query: admin.usersQuery },
+  { method: 'get', path: '/adminApi/accounts/{accountId}/users/{userId}/messages', api: 'admin', summary: 'A conversation', params: admin.accountUserParams, query: admin.usersQuery },
+  { method: 'patch', path: '/adminApi/services/{serviceId}', api: 'admin', summary: 'Name, webhook URL, enable or disable', params: admin.serviceIdParams, body: admin.updateServiceBody },
+  { method: 'get', path: '/adminApi/services/{serviceId}/deliveries', api: 'admin', summary: 'The deliveries log', params: admin.serviceIdParams, query: admin.deliveriesQuery },
+  { method: 'post', path: '/adminApi/deliveries/{deliveryId}/redeliver', api: 'admin', summary: 'Send a dead delivery again', params: admin.deliveryIdParams },
+  { method: 'get', path: '/adminApi/services/{serviceId}/keys', api: 'admin', summary: 'API keys (without their secret)', params: admin.serviceIdParams },
+  { method: 'post', path: '/adminApi/services/{serviceId}/keys', api: 'admin', summary: 'A new API key, shown once', params: admin.serviceIdParams, status: 201 },
+  { method: 'delete', path: '/adminApi/services/{serviceId}/keys/{keyId}', api: 'admin', summary: 'Revoke an API key', params: admin.keyParams },
+  { method: 'post', path: '/adminApi/services/{serviceId}/signing-secret', api: 'admin', summary: 'Rotate the signing secret (the old one signs too for a grace period)', params: admin.serviceIdParams },
+  { method: 'get', path: '/adminApi/operators', api: 'admin', summary: 'Operators and their grants' },
+  { method: 'post', path: '/adminApi/operators', api: 'admin', summary: 'Create an operator', body: admin.createOperatorBody, status: 201 },
+  { method: 'put', path: '/adminApi/operators/{operatorId}/grants', api: 'admin', summary: "Replace an operator's grants", params: admin.operatorIdParams, body: admin.grantsBody },
+
+  { method: 'post', path: '/devices', api: 'client', summary: 'Register a device: anonymous, registered, or merge', body: clientApi.deviceBody },
+  { method: 'post', path: '/messages', api: 'client', summary: 'Send a message (text, image, client system message)', body: clientApi.messageBody },
+  { method: 'get', path: '/messages', api: 'client', summary: 'The conversation, newest first' },
+  { method: 'get', path: '/messages/unseen/count', api: 'client', summary: 'Agent messages not yet seen' },
+  { method: 'put', path: '/messages/status/{status}', api: 'client', summary: 'Raise the status of own messages', params: clientApi.statusParams, body: clientApi.statusBody },
+  { method: 'get', path: '/messages/{cursor}', api: 'client', summary: 'One message, or a page: before:{id}, after:{id}', params: clientApi.messageCursorParams },
+  { method: 'post', path: '/services/event/{name}', api: 'client', summary: 'startTyping, stopTyping or ChatOpened', params: clientApi.eventParams },
+  { method: 'post', path: '/media', api: 'client', summary: 'Upload an image', upload: 'media' },
+  { method: 'get', path: '/media/{year}/{month}/{day}/{file}', api: 'client', summary: "An upload of the caller's conversation", params: clientApi.mediaParams },
+
+  { method: 'get', path: '/users/{userId}', api: 'service', summary: 'A user', params: service.userIdParams },
+  { method: 'get', path: '/users/{userId}/messages', api: 'service', summary: 'A conversation, all of it', params: service.userIdParams, query: service.serviceMessagesQuery },
+  { method: 'put', path: '/users/{userId}/owner', api: 'service', summary: 'Change the owner (changeOwner action)', params: service.userIdParams, body: service.ownerBody },
+  { method: 'post', path: '/users/{userId}/messages', api: 'service', summary: 'An agent message; the agent becomes current', params: service.userIdParams, body: service.agentMessageBody, status: 201 },
+  { method: 'put', path: '/users/{userId}/agent/unset', api: 'service', summary: 'No current agent (2.3.0)', params: service.userIdParams },
+];
