@@ -126,7 +126,7 @@ describe('Service API', function () {
 
     let list = await widget.messages();
     const root = list.body as unknown as { agent: unknown };
-    expect(root.agent).to.deep.equal({ id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: null });
+    expect(root.agent).to.deep.equal({ id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: false });
     expect(list.body.data[0]?.message).to.equal('Hi, I am Ada');
 
     const unset = await service.put(`/users/${userId}/agent/unset`);
@@ -187,5 +187,23 @@ describe('Service API', function () {
     expect(answer.body.data).to.deep.equal({ userId: registeredId });
     const write = await asService(t.service).post(`/users/${userId}/messages`, { message: 'x', agent: { id: 1, name: 'A' } });
     expect(write.status).to.equal(409);
+  });
+
+  it('shows an agent typing on the root agent until it stops by itself', async () => {
+    const service = asService(t.service);
+    const ada = { id: 7, name: 'Ada' };
+    await service.post(`/users/${userId}/messages`, { message: 'Let me check', agent: ada });
+    const typing = await service.post<{ isTyping: boolean }>(`/users/${userId}/typing`, { isTyping: true, agent: ada });
+    expect(typing.status).to.equal(200);
+    const root = async () => ((await widget.messages()).body as unknown as { agent: { isTyping: boolean | null } }).agent;
+    expect((await root()).isTyping).to.equal(true);
+    // The test configuration's timeout is 300 ms; well past it, typing has stopped by itself.
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await root()).isTyping).to.equal(false);
+
+    await service.post(`/users/${userId}/typing`, { isTyping: true, agent: ada });
+    await service.post(`/users/${userId}/typing`, { isTyping: false, agent: ada });
+    expect((await root()).isTyping).to.equal(false);
+    expect((await service.post(`/users/${userId}/typing`, { isTyping: 'yes', agent: ada })).status).to.equal(422);
   });
 });

@@ -27,6 +27,9 @@ export async function sendAgentMessage(em: EntityManager, input: AgentMessageInp
       status: 2,
     });
     user.currentAgent = input.agent;
+    // A sent message ends the agent's typing.
+    user.agentTyping = null;
+    user.agentTypingUntil = null;
     await tx.flush();
     return { message, user };
   });
@@ -39,4 +42,22 @@ export async function unsetAgent(em: EntityManager, userId: number): Promise<Use
     user.currentAgent = null;
     return user;
   });
+}
+
+/** An agent typing (or not) to the user; it stops by itself after `timeoutMs` without news. */
+export async function setAgentTyping(
+  em: EntityManager,
+  input: { userId: number; agent: AgentSnapshot; isTyping: boolean; timeoutMs: number },
+): Promise<User> {
+  return em.transactional(async (tx) => {
+    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    user.agentTyping = input.isTyping ? input.agent : null;
+    user.agentTypingUntil = input.isTyping ? new Date(Date.now() + input.timeoutMs) : null;
+    return user;
+  });
+}
+
+/** The agent typing to the user right now, if any. */
+export function typingAgent(user: Pick<User, 'agentTyping' | 'agentTypingUntil'>, now = new Date()): AgentSnapshot | null {
+  return user.agentTyping && user.agentTypingUntil && user.agentTypingUntil > now ? user.agentTyping : null;
 }

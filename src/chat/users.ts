@@ -18,6 +18,8 @@ export function createAnonymousUser(em: EntityManager, account: Account, info: R
     additionalInformation: info,
     ownerServiceId: ownerFor(account),
     currentAgent: null,
+    agentTyping: null,
+    agentTypingUntil: null,
     mergedIntoUserId: null,
   });
 }
@@ -42,6 +44,8 @@ export async function findOrCreateRegisteredUser(
     additionalInformation: defaults.additionalInformation ?? null,
     ownerServiceId: defaults.ownerServiceId ?? ownerFor(account),
     currentAgent: defaults.currentAgent ?? null,
+    agentTyping: null,
+    agentTypingUntil: null,
     mergedIntoUserId: null,
   });
   await em.flush();

@@ -1,11 +1,19 @@
 // A message as chat clients read it, in the shape of the reference bodies
 // (shared/reference/parley-web-library): the same object in GET /messages and socket events.
-import type { AgentSnapshot, Message } from '../db/entities/index.ts';
+import type { AgentSnapshot, Message, User } from '../db/entities/index.ts';
+import { typingAgent } from '../chat/agents.ts';
 import { mediaReference } from './webhook-payloads.ts';
 
-export function presentAgent(agent: AgentSnapshot | null | undefined) {
+/** `isTyping` is set only where it is known: on the root agent of a conversation (see presentCurrentAgent). */
+export function presentAgent(agent: AgentSnapshot | null | undefined, isTyping: boolean | null = null) {
   if (!agent) return null;
-  return { id: agent.id, name: agent.name, avatar: agent.avatar ?? null, isTyping: null };
+  return { id: agent.id, name: agent.name, avatar: agent.avatar ?? null, isTyping };
+}
+
+/** The root `agent` of a conversation: the current agent, and whether that agent is typing now. */
+export function presentCurrentAgent(user: Pick<User, 'currentAgent' | 'agentTyping' | 'agentTypingUntil'>) {
+  const typing = typingAgent(user);
+  return presentAgent(user.currentAgent, user.currentAgent ? typing?.id === user.currentAgent.id : null);
 }
 
 export function presentClientMessage(message: Message, accountId: number) {

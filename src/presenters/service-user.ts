@@ -1,5 +1,5 @@
 import type { Service, User } from '../db/entities/index.ts';
-import { presentAgent } from './client-message.ts';
+import { presentCurrentAgent } from './client-message.ts';
 
 /** A user as the Service API shows it. */
 export function presentServiceUser(user: User, owner: Service, defaultServiceId: number | null) {
@@ -9,7 +9,7 @@ export function presentServiceUser(user: User, owner: Service, defaultServiceId:
     uniqueIdentifier: user.uniqueIdentifier ?? null,
     additionalInformation: user.additionalInformation ?? null,
     owner: { name: owner.name, identification: owner.identification, default: owner.id === defaultServiceId },
-    agent: presentAgent(user.currentAgent),
+    agent: presentCurrentAgent(user),
     createdAt: user.createdAt.toISOString(),
   };
 }
@@ -22,7 +22,7 @@ export function presentUserSummary(user: User) {
     uniqueIdentifier: user.uniqueIdentifier ?? null,
     additionalInformation: user.additionalInformation ?? null,
     ownerServiceId: user.ownerServiceId,
-    agent: presentAgent(user.currentAgent),
+    agent: presentCurrentAgent(user),
     createdAt: user.createdAt.toISOString(),
   };
 }

@@ -20,6 +20,8 @@ export const UserSchema = defineEntity({
     additionalInformation: p.json<Record<string, unknown>>().nullable(),
     ownerServiceId: p.integer(),
     currentAgent: p.json<AgentSnapshot>().nullable(),
+    agentTyping: p.json<AgentSnapshot>().nullable(),
+    agentTypingUntil: p.datetime().nullable(),
     mergedIntoUserId: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),

@@ -82,6 +82,9 @@ export class Migration20261121000000_initial extends Migration {
         additional_information jsonb null,
         owner_service_id integer not null references services (id),
         current_agent jsonb null,
+        -- An agent typing to the user, until the time it stops by itself.
+        agent_typing jsonb null,
+        agent_typing_until timestamptz null,
         merged_into_user_id integer null references users (id),
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now(),

@@ -5,7 +5,7 @@ import { respond } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams, parseQuery } from '../../http/validate.ts';
-import { presentAgent, presentClientMessage } from '../../presenters/client-message.ts';
+import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { authorize } from './auth.ts';
 import { accountIdParams, accountUserParams, usersQuery } from './schema.ts';
@@ -34,7 +34,7 @@ export function userRoutes(router: AppRouter): void {
     const older = oldest ? await hasOlderMessages(em, user.id, oldest.id, 'service') : false;
     respond(ctx, {
       data: rows.map((m) => presentClientMessage(m, accountId)),
-      extra: { paging: { before: older && oldest ? oldest.id : null }, agent: presentAgent(user.currentAgent) },
+      extra: { paging: { before: older && oldest ? oldest.id : null }, agent: presentCurrentAgent(user) },
     });
   });
 }

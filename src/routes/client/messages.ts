@@ -12,7 +12,7 @@ import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import { notFound } from '../../http/errors.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
-import { presentAgent, presentClientMessage } from '../../presenters/client-message.ts';
+import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { conversation, requestUrl } from './auth.ts';
 import { messageBody, messageCursorParams, statusBody, statusParams } from './schema.ts';
 
@@ -34,7 +34,7 @@ async function answerPage(ctx: AppContext, cursor: Cursor): Promise<void> {
         before: older && oldest ? `${prefix}/messages/before:${oldest.id}` : '',
         after: newest ? `${prefix}/messages/after:${newest.id}` : cursor.kind === 'after' ? `${prefix}/messages/after:${cursor.id}` : '',
       },
-      agent: presentAgent(user.currentAgent),
+      agent: presentCurrentAgent(user),
       stickyMessage: account.stickyMessage ?? null,
       welcomeMessage: account.welcomeMessage ?? null,
     },

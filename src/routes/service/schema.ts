@@ -25,3 +25,8 @@ export const serviceMessagesQuery = z.object({
   after: z.coerce.number().int().positive().optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
+
+export const typingBody = z.object({
+  isTyping: z.boolean(),
+  agent: agentSchema,
+});

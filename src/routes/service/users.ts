@@ -1,15 +1,15 @@
-import { sendAgentMessage, unsetAgent } from '../../chat/agents.ts';
+import { sendAgentMessage, setAgentTyping, unsetAgent } from '../../chat/agents.ts';
 import { hasOlderMessages, listMessages, type Cursor } from '../../chat/messages.ts';
 import { changeOwner } from '../../chat/owners.ts';
 import { ServiceSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/envelope.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
-import { presentAgent, presentClientMessage } from '../../presenters/client-message.ts';
+import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentServiceUser } from '../../presenters/service-user.ts';
 import { userForService } from '../../service-api/caller.ts';
 import { serviceCaller } from './auth.ts';
-import { agentMessageBody, ownerBody, serviceMessagesQuery, userIdParams } from './schema.ts';
+import { agentMessageBody, ownerBody, serviceMessagesQuery, typingBody, userIdParams } from './schema.ts';
 
 async function targetUser(ctx: AppContext) {
   const { userId } = parseParams(ctx, userIdParams);
@@ -38,7 +38,7 @@ export function userRoutes(router: AppRouter): void {
     const older = oldest ? await hasOlderMessages(em, user.id, oldest.id, 'service') : false;
     respond(ctx, {
       data: rows.map((m) => presentClientMessage(m, caller.account.id)),
-      extra: { paging: { before: older && oldest ? oldest.id : null, after: rows[0]?.id ?? null }, agent: presentAgent(user.currentAgent) },
+      extra: { paging: { before: older && oldest ? oldest.id : null, after: rows[0]?.id ?? null }, agent: presentCurrentAgent(user) },
     });
   });
 
@@ -67,6 +67,18 @@ export function userRoutes(router: AppRouter): void {
       text: body.message,
     });
     respond(ctx, { data: presentClientMessage(message, caller.account.id) }, 201);
+  });
+
+  router.post('/users/:userId/typing', async (ctx) => {
+    const body = parseBody(ctx, typingBody);
+    const { user } = await targetUser(ctx);
+    const updated = await setAgentTyping(ctx.deps.db.orm.em, {
+      userId: user.id,
+      agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },
+      isTyping: body.isTyping,
+      timeoutMs: ctx.deps.config.client.typingTimeoutMs,
+    });
+    respond(ctx, { data: { userId: updated.id, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
   });
 
   router.put('/users/:userId/agent/unset', async (ctx) => {
