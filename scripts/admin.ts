@@ -3,23 +3,45 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, type Config } from '../src/config.ts';
 import { migrate, openDatabase } from '../src/db/orm.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAccount, findAccountOverview } from '../src/domain/accounts.ts';
 import { createOperator } from '../src/domain/operators.ts';
 import { isPermission, type Grant } from '../src/domain/permissions.ts';
-import { createService } from '../src/domain/services.ts';
+import {
+  createService,
+  findService,
+  issueApiKey,
+  revokeApiKey,
+  rotateSigningSecret,
+  updateService,
+} from '../src/domain/services.ts';
+import { changeDefaultService } from '../src/domain/default-service.ts';
+import { AccountSchema } from '../src/db/entities/index.ts';
+import { AppError } from '../src/http/errors.ts';
+import { presentApiKey } from '../src/presenters/api-key.ts';
 import { createLogger } from '../src/logger.ts';
 import { presentAccount, presentAccountOverview } from '../src/presenters/account.ts';
-import { presentCreatedService } from '../src/presenters/service.ts';
-import { accountIdParams, createAccountBody, createServiceBody } from '../src/routes/admin/schema.ts';
+import { presentCreatedService, presentService } from '../src/presenters/service.ts';
+import {
+  accountIdParams,
+  createAccountBody,
+  createServiceBody,
+  defaultServiceBody,
+  updateServiceBody,
+} from '../src/routes/admin/schema.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
   account:create  --name NAME
   account:show    --account ID
   service:create  --account ID --name NAME [--webhook-url URL]
+  service:update  --service ID [--name NAME] [--webhook-url URL] [--enable | --disable]
+  default-service:set --account ID --identification SERVICE_IDENTIFICATION
+  key:create      --service ID
+  key:revoke      --service ID --key KEY_ID
+  secret:rotate   --service ID
   operator:create --email EMAIL --password PASSWORD [--grant PERMISSION[@ACCOUNT_ID]]...
                   (no --grant: every permission on every account)
 
@@ -34,7 +56,17 @@ const operatorInput = z.object({
 });
 
 /** Schema field → the command-line flag that fills it, so problems name what the user typed. */
-const FLAGS: Record<string, string> = { webhookUrl: 'webhook-url', accountId: 'account' };
+const FLAGS: Record<string, string> = { webhookUrl: 'webhook-url', accountId: 'account', serviceId: 'service', keyId: 'key' };
+
+const serviceFlag = z.object({ serviceId: z.coerce.number().int().positive() });
+
+async function existingService(em: EntityManager, values: Values) {
+  const { serviceId } = valid(serviceFlag, { serviceId: values.service });
+  const service = await findService(em, serviceId);
+  if (!service) throw new UsageError(`service ${serviceId} not found`);
+  const account = await em.findOneOrFail(AccountSchema, { id: service.accountId });
+  return { service, account };
+}
 
 function valid<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
@@ -56,8 +88,8 @@ function parseGrant(text: string): Grant {
   return { permission, accountId };
 }
 
-type Values = { [key: string]: string | string[] | undefined };
-type Command = (em: EntityManager, values: Values) => Promise<unknown>;
+type Values = { [key: string]: string | boolean | string[] | undefined };
+type Command = (em: EntityManager, values: Values, config: Config) => Promise<unknown>;
 
 const commands: Record<string, Command> = {
   'account:create': async (em, values) =>
@@ -80,6 +112,53 @@ const commands: Record<string, Command> = {
     if (!created) throw new UsageError(`account ${accountId} not found`);
     const defaultServiceId = created.isDefault ? created.service.id : null;
     return presentCreatedService(created.service, defaultServiceId, created.apiKey);
+  },
+
+  'service:update': async (em, values) => {
+    const { service } = await existingService(em, values);
+    const enabled = values.enable ? true : values.disable ? false : undefined;
+    const changes = valid(updateServiceBody, {
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values['webhook-url'] !== undefined ? { webhookUrl: values['webhook-url'] } : {}),
+      ...(enabled !== undefined ? { enabled } : {}),
+    });
+    const updated = await updateService(em, service.id, changes);
+    const account = await em.findOneOrFail(AccountSchema, { id: service.accountId });
+    return updated && presentService(updated, account.defaultServiceId ?? null);
+  },
+
+  'default-service:set': async (em, values) => {
+    const { accountId } = valid(accountIdParams, { accountId: values.account });
+    const { serviceIdentification } = valid(defaultServiceBody, { serviceIdentification: values.identification });
+    try {
+      // Announced like an operator's change; "cli" stands where an operator's identifier would.
+      const { changed } = await changeDefaultService(em, { accountId, serviceIdentification, operatorIdentifier: 'cli' });
+      return { accountId, defaultService: serviceIdentification, changed };
+    } catch (err) {
+      if (err instanceof AppError) throw new UsageError(err.code);
+      throw err;
+    }
+  },
+
+  'key:create': async (em, values) => {
+    const { service } = await existingService(em, values);
+    const { apiKey, key } = issueApiKey(em, service.id);
+    await em.flush();
+    return { ...presentApiKey(key), apiKey };
+  },
+
+  'key:revoke': async (em, values) => {
+    const { service } = await existingService(em, values);
+    const { keyId } = valid(z.object({ keyId: z.coerce.number().int().positive() }), { keyId: values.key });
+    const key = await revokeApiKey(em, service.id, keyId);
+    if (!key) throw new UsageError(`key ${keyId} not found on service ${service.id}`);
+    return presentApiKey(key);
+  },
+
+  'secret:rotate': async (em, values, config) => {
+    const { service } = await existingService(em, values);
+    const rotated = await rotateSigningSecret(em, service, config.webhooks.secretGraceSeconds);
+    return { signingSecret: rotated.signingSecret, previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null };
   },
 
   'operator:create': async (em, values) => {
@@ -113,6 +192,11 @@ async function main(argv: string[]): Promise<number> {
         email: { type: 'string' },
         password: { type: 'string' },
         grant: { type: 'string', multiple: true },
+        service: { type: 'string' },
+        key: { type: 'string' },
+        identification: { type: 'string' },
+        enable: { type: 'boolean' },
+        disable: { type: 'boolean' },
       },
     }));
   } catch (err) {
@@ -125,7 +209,7 @@ async function main(argv: string[]): Promise<number> {
   const db = await openDatabase(config, logger);
   try {
     await migrate(db, logger);
-    const result = await command(db.orm.em.fork(), values);
+    const result = await command(db.orm.em.fork(), values, config);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

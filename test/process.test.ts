@@ -98,6 +98,14 @@ describe('the server process', function () {
     );
     expect(operator.code, operator.stderr).to.equal(0);
 
+    const serviceId = String((JSON.parse(service.stdout) as { id: number }).id);
+    const key = await runProcess('scripts/admin.ts', ['key:create', '--service', serviceId], env());
+    expect(key.code, key.stderr).to.equal(0);
+    expect((JSON.parse(key.stdout) as { apiKey: string }).apiKey).to.match(/^pk_/);
+    const disabled = await runProcess('scripts/admin.ts', ['service:update', '--service', serviceId, '--disable'], env());
+    expect(disabled.code, disabled.stderr).to.equal(0);
+    expect(JSON.parse(disabled.stdout)).to.include({ enabled: false, disabledReason: 'operator' });
+
     const bad = await runProcess('scripts/admin.ts', ['service:create', '--account', 'x', '--name', ''], env());
     expect(bad.code).to.equal(2);
     expect(bad.stderr).to.contain('--account').and.to.contain('--name');
@@ -114,5 +122,6 @@ describe('the server process', function () {
     expect(shown.status).to.equal(200);
     expect(shown.body.data.name).to.equal('Scripted');
     expect(shown.body.data.defaultService.name).to.equal('Bot');
+    expect((shown.body.data as unknown as { services: Array<{ enabled: boolean }> }).services[0]?.enabled).to.equal(false);
   });
 });
