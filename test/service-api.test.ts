@@ -57,6 +57,7 @@ describe('Service API', function () {
       stranger.put(`/users/${userId}/owner`, { serviceIdentification: desk.identification }),
       stranger.post(`/users/${userId}/messages`, { message: 'hi', agent: { id: 1, name: 'X' } }),
       stranger.put(`/users/${userId}/agent/unset`),
+      stranger.post(`/users/${userId}/typing`, { isTyping: true, agent: { id: 1, name: 'X' } }),
     ];
     for (const answer of await Promise.all(attempts)) {
       expect(answer.status).to.equal(404);
@@ -205,5 +206,38 @@ describe('Service API', function () {
     await service.post(`/users/${userId}/typing`, { isTyping: false, agent: ada });
     expect((await root()).isTyping).to.equal(false);
     expect((await service.post(`/users/${userId}/typing`, { isTyping: 'yes', agent: ada })).status).to.equal(422);
+  });
+
+  it('sends an image as an agent message: upload to the conversation, then refer to it', async () => {
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const form = new FormData();
+    form.append('media', new Blob([png], { type: 'image/png' }), 'chart.png');
+    const uploaded = await fetch(`${sharedServer().url}/users/${userId}/media`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.service.apiKey}` },
+      body: form,
+    });
+    expect(uploaded.status).to.equal(201);
+    const mediaId = ((await uploaded.json()) as { data: { media: string } }).data.media;
+
+    const sent = await asService(t.service).post<{ image: string; message: null }>(`/users/${userId}/messages`, {
+      media: { id: mediaId, description: 'your chart' },
+      agent: { id: 7, name: 'Ada' },
+    });
+    expect(sent.status).to.equal(201);
+    expect(sent.body.data.message).to.equal(null);
+    const shown = (await widget.messages()).body.data[0];
+    expect(shown?.media).to.include({ mimeType: 'image/png', description: 'your chart' });
+    const { year, month, day, filename } = shown?.media as Record<string, string>;
+    const file = await fetch(`${sharedServer().url}/media/${year}/${month}/${day}/${filename}`, { headers: widget.headers() });
+    expect(file.status, 'the user can fetch the agent’s image').to.equal(200);
+
+    const other = new Widget(t.account);
+    const otherId = (await other.register()).body.data.userId;
+    const elsewhere = await asService(t.service).post(`/users/${otherId}/messages`, { media: { id: mediaId }, agent: { id: 7, name: 'Ada' } });
+    expect(elsewhere.status, 'an upload belongs to one conversation').to.equal(404);
   });
 });

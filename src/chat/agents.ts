@@ -3,24 +3,28 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MessageSchema, UserSchema, type AgentSnapshot, type Message, type User } from '../db/entities/index.ts';
+import { mediaOfConversation } from './media.ts';
 
 export interface AgentMessageInput {
   userId: number;
   agent: AgentSnapshot;
   /** 2 agent message, 5 agent system message. */
   typeId: 2 | 5;
-  text: string;
+  text: string | null;
+  /** An upload of this conversation. */
+  media: { id: string; description?: string | null | undefined } | null;
 }
 
 export async function sendAgentMessage(em: EntityManager, input: AgentMessageInput): Promise<{ message: Message; user: User }> {
   return em.transactional(async (tx) => {
     const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const media = input.media ? await mediaOfConversation(tx, user.id, input.media) : null;
     const message = tx.create(MessageSchema, {
       userId: user.id,
       deviceId: null,
       typeId: input.typeId,
-      message: input.text,
-      media: null,
+      message: media ? null : input.text,
+      media,
       // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
       agent: input.agent,
       requestUrl: null,

@@ -1,8 +1,8 @@
 // A message sent by a chat client (REST or socket): text, a user system message, or an
 // image uploaded before with POST /media. Stored and delivered to the owner in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MediaSchema, type Account, type Device, type Message, type User } from '../db/entities/index.ts';
-import { notFound } from '../http/errors.ts';
+import type { Account, Device, Message, User } from '../db/entities/index.ts';
+import { mediaOfConversation } from './media.ts';
 import { recordUserMessage } from './messages.ts';
 
 export interface ClientMessageInput {
@@ -20,13 +20,8 @@ export async function sendClientMessage(
   input: ClientMessageInput,
 ): Promise<Message> {
   return em.transactional(async (tx) => {
-    let media = null;
-    if (input.media) {
-      // Only an upload of this conversation can be sent in it.
-      const upload = await tx.findOne(MediaSchema, { id: input.media.id, userId: user.id });
-      if (!upload) throw notFound('media_not_found');
-      media = { path: upload.path, mimeType: upload.mimeType, description: input.media.description ?? upload.description ?? null };
-    }
+    // Only an upload of this conversation can be sent in it.
+    const media = input.media ? await mediaOfConversation(tx, user.id, input.media) : null;
     return recordUserMessage(tx, account, user, {
       typeId: input.typeId,
       text: media ? null : input.text,

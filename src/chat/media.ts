@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fileTypeFromBuffer } from 'file-type';
-import { MediaSchema, type Account, type Media, type User } from '../db/entities/index.ts';
-import { AppError } from '../http/errors.ts';
+import { MediaSchema, type Account, type Media, type MediaReference, type User } from '../db/entities/index.ts';
+import { AppError, notFound } from '../http/errors.ts';
 import type { MediaStorage } from '../media/storage.ts';
 
 export const ALLOWED_MEDIA_TYPES: Readonly<Record<string, string>> = {
@@ -55,4 +55,15 @@ export async function readMedia(
   if (!media) return null;
   const bytes = await storage.get(account.id, filePath);
   return bytes ? { media, bytes } : null;
+}
+
+/** A message's reference to an upload, which must belong to the conversation it is sent in. */
+export async function mediaOfConversation(
+  em: EntityManager,
+  userId: number,
+  wanted: { id: string; description?: string | null | undefined },
+): Promise<MediaReference> {
+  const upload = await em.findOne(MediaSchema, { id: wanted.id, userId });
+  if (!upload) throw notFound('media_not_found');
+  return { path: upload.path, mimeType: upload.mimeType, description: wanted.description ?? upload.description ?? null };
 }

@@ -17,7 +17,7 @@ import type { AppContextExtras, AppRouter, AppState } from './types.ts';
 
 /** Every router of the server, in the order requests try them. */
 export function routers(deps: Pick<AppDeps, 'config'>): AppRouter[] {
-  return [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters()];
+  return [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters(deps.config.client)];
 }
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {

@@ -61,6 +61,7 @@ export const operations: Operation[] = [
   { method: 'get', path: '/users/{userId}/messages', api: 'service', summary: 'A conversation, all of it', params: service.userIdParams, query: service.serviceMessagesQuery },
   { method: 'put', path: '/users/{userId}/owner', api: 'service', summary: 'Change the owner (changeOwner action)', params: service.userIdParams, body: service.ownerBody },
   { method: 'post', path: '/users/{userId}/messages', api: 'service', summary: 'An agent message; the agent becomes current', params: service.userIdParams, body: service.agentMessageBody, status: 201 },
+  { method: 'post', path: '/users/{userId}/media', api: 'service', summary: 'Upload an image to the conversation, for an agent message', params: service.userIdParams, upload: 'media', status: 201 },
   { method: 'post', path: '/users/{userId}/typing', api: 'service', summary: 'An agent is typing (stops by itself)', params: service.userIdParams, body: service.typingBody },
   { method: 'put', path: '/users/{userId}/agent/unset', api: 'service', summary: 'No current agent (2.3.0)', params: service.userIdParams },
 ];

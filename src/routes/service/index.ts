@@ -6,11 +6,11 @@ import { userRoutes } from './users.ts';
 
 export const SERVICE_PREFIXES = ['', '/serviceApi/v2.3'];
 
-export function serviceRouters(): AppRouter[] {
+export function serviceRouters(options: { mediaMaxBytes: number }): AppRouter[] {
   return SERVICE_PREFIXES.map((prefix) => {
     const router: AppRouter = new Router<AppState, AppContextExtras>(prefix ? { prefix } : {});
     const routes: AppRouter = new Router<AppState, AppContextExtras>();
-    userRoutes(routes);
+    userRoutes(routes, options.mediaMaxBytes);
     router.use(requireService(), routes.routes());
     return router;
   });

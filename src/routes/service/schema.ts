@@ -14,11 +14,18 @@ export const agentSchema = z.object({
   avatar: z.string().url().max(2048).nullish(),
 });
 
-export const agentMessageBody = z.object({
-  message: z.string().trim().min(1).max(5000),
-  agent: agentSchema,
-  typeId: z.union([z.literal(2), z.literal(5)]).default(2),
-});
+export const agentMessageBody = z
+  .object({
+    message: z.string().trim().min(1).max(5000).optional(),
+    /** An image uploaded to the conversation with POST /users/{userId}/media. */
+    media: z.object({ id: z.string().uuid(), description: z.string().max(255).nullish() }).optional(),
+    agent: agentSchema,
+    typeId: z.union([z.literal(2), z.literal(5)]).default(2),
+  })
+  .refine((body) => (body.message === undefined) !== (body.media === undefined), {
+    message: 'give either message or media',
+    path: ['message'],
+  });
 
 export const serviceMessagesQuery = z.object({
   before: z.coerce.number().int().positive().optional(),

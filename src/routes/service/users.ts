@@ -1,6 +1,8 @@
 import { sendAgentMessage, setAgentTyping, unsetAgent } from '../../chat/agents.ts';
 import { hasOlderMessages, listMessages, type Cursor } from '../../chat/messages.ts';
 import { changeOwner } from '../../chat/owners.ts';
+import { uploadMedia } from '../../chat/media.ts';
+import { multipart, withUploadedFile } from '../../http/middleware/multipart.ts';
 import { ServiceSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/envelope.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
@@ -17,7 +19,7 @@ async function targetUser(ctx: AppContext) {
   return { caller, user: await userForService(ctx.deps.db.orm.em, caller, userId) };
 }
 
-export function userRoutes(router: AppRouter): void {
+export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
   router.get('/users/:userId', async (ctx) => {
     const { caller, user } = await targetUser(ctx);
     const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
@@ -64,7 +66,8 @@ export function userRoutes(router: AppRouter): void {
       userId: user.id,
       agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },
       typeId: body.typeId,
-      text: body.message,
+      text: body.message ?? null,
+      media: body.media ?? null,
     });
     respond(ctx, { data: presentClientMessage(message, caller.account.id) }, 201);
   });
@@ -79,6 +82,14 @@ export function userRoutes(router: AppRouter): void {
       timeoutMs: ctx.deps.config.client.typingTimeoutMs,
     });
     respond(ctx, { data: { userId: updated.id, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
+  });
+
+  router.post('/users/:userId/media', multipart(mediaMaxBytes), async (ctx) => {
+    const media = await withUploadedFile(ctx, 'media', async (file) => {
+      const { caller, user } = await targetUser(ctx);
+      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, caller.account, user, file);
+    });
+    respond(ctx, { data: { media: media.id } }, 201);
   });
 
   router.put('/users/:userId/agent/unset', async (ctx) => {
