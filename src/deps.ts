@@ -7,6 +7,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { TypingTimeouts } from './chat/events.ts';
 import type { DeliveryWorker } from './deliveries/worker.ts';
 import type { MediaStorage } from './media/storage.ts';
+import type { Gateway } from './realtime/gateway.ts';
 
 /** The long-lived parts of one running server, handed to every request as ctx.deps. */
 export interface AppDeps {
@@ -21,5 +22,7 @@ export interface AppDeps {
   typing: TypingTimeouts;
   media: MediaStorage;
   writeLimiter: RateLimiterAbstract;
+  /** The Socket.IO gateway: REST changes are published to sockets through it, after commit. */
+  realtime: Gateway;
   loginLimiter: RateLimiterAbstract;
 }

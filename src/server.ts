@@ -16,6 +16,7 @@ import { DeliveryWorker } from './deliveries/worker.ts';
 import { TypingTimeouts } from './chat/events.ts';
 import { createLimiter } from './http/middleware/rate-limit.ts';
 import { DiskMediaStorage } from './media/storage.ts';
+import { Gateway } from './realtime/gateway.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
 
 export interface RunningServer {
@@ -45,6 +46,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const worker = config.webhooks.enabled
       ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, logger, metrics })
       : undefined;
+    const em = () => db.orm.em.fork();
+    const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
+    const writeLimiter = createLimiter('writes', config.client.rateLimit, redis);
+    const realtime = new Gateway({ em, logger, redis, typing, writeLimiter });
     const deps: AppDeps = {
       config,
       logger,
@@ -52,13 +57,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       metrics,
       redis,
       deliveries: worker,
-      typing: new TypingTimeouts(config.client.typingTimeoutMs, () => db.orm.em.fork(), logger),
+      typing,
       media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
-      writeLimiter: createLimiter('writes', config.client.rateLimit, redis),
+      writeLimiter,
       loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis),
+      realtime,
     };
     const app = createApp(deps);
     const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, app.callback());
+    realtime.attach(http);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
       http.listen(config.port, config.host, () => resolve());
@@ -71,6 +78,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     let closing: Promise<void> | undefined;
     const close = () => {
       closing ??= (async () => {
+        // Sockets first: their long-polling requests would otherwise hold the HTTP server open.
+        await realtime.close();
         await stopHttp(http, config.shutdownTimeoutMs, logger);
         deps.typing.close();
         // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.

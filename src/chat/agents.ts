@@ -2,7 +2,8 @@
 // conversation's current agent) and unsetting the current agent (Service API 2.3.0).
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MessageSchema, UserSchema, type AgentSnapshot, type Message, type User } from '../db/entities/index.ts';
+import { UserSchema, type AgentSnapshot, type User } from '../db/entities/index.ts';
+import { insertMessage, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
 
 export interface AgentMessageInput {
@@ -15,12 +16,10 @@ export interface AgentMessageInput {
   media: { id: string; description?: string | null | undefined } | null;
 }
 
-export async function sendAgentMessage(em: EntityManager, input: AgentMessageInput): Promise<{ message: Message; user: User }> {
+export async function sendAgentMessage(em: EntityManager, input: AgentMessageInput): Promise<NewMessage & { user: User }> {
   return em.transactional(async (tx) => {
-    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const media = input.media ? await mediaOfConversation(tx, user.id, input.media) : null;
-    const message = tx.create(MessageSchema, {
-      userId: user.id,
+    const media = input.media ? await mediaOfConversation(tx, input.userId, input.media) : null;
+    const created = await insertMessage(tx, input.userId, {
       deviceId: null,
       typeId: input.typeId,
       message: media ? null : input.text,
@@ -28,14 +27,14 @@ export async function sendAgentMessage(em: EntityManager, input: AgentMessageInp
       // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
       agent: input.agent,
       requestUrl: null,
-      status: 2,
     });
+    const { user } = created;
     user.currentAgent = input.agent;
     // A sent message ends the agent's typing.
     user.agentTyping = null;
     user.agentTypingUntil = null;
     await tx.flush();
-    return { message, user };
+    return created;
   });
 }
 

@@ -1,9 +1,9 @@
 // A message sent by a chat client (REST or socket): text, a user system message, or an
 // image uploaded before with POST /media. Stored and delivered to the owner in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Account, Device, Message, User } from '../db/entities/index.ts';
+import type { Account, Device, User } from '../db/entities/index.ts';
 import { mediaOfConversation } from './media.ts';
-import { recordUserMessage } from './messages.ts';
+import { recordUserMessage, type NewMessage } from './messages.ts';
 
 export interface ClientMessageInput {
   typeId: 1 | 4;
@@ -18,7 +18,7 @@ export async function sendClientMessage(
   user: User,
   device: Device,
   input: ClientMessageInput,
-): Promise<Message> {
+): Promise<NewMessage> {
   return em.transactional(async (tx) => {
     // Only an upload of this conversation can be sent in it.
     const media = input.media ? await mediaOfConversation(tx, user.id, input.media) : null;

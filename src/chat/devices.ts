@@ -40,6 +40,8 @@ export interface RegistrationResult {
   user: User;
   device: Device;
   transition: Transition;
+  /** The anonymous user merged into `user`, when transition is 'merged'. */
+  mergedFrom?: number;
 }
 
 export async function registerDevice(em: EntityManager, input: DeviceRegistration): Promise<RegistrationResult> {
@@ -92,7 +94,7 @@ async function existingDevice(em: EntityManager, input: DeviceRegistration, devi
     const registered = await registeredUser(em, input, current);
     await mergeAnonymousInto(em, input.account, current, registered, input.requestUrl);
     device.userId = registered.id;
-    return { user: registered, device, transition: 'merged' };
+    return { user: registered, device, transition: 'merged', mergedFrom: current.id };
   }
 
   // Registered → anonymous on the same device is not supported (spec, Errors).

@@ -1,9 +1,13 @@
 // Messages of a conversation: writing them (with their delivery to the owner Service, in the
 // same transaction) and reading them the way clients page through them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MessageSchema, type Account, type MediaReference, type Message, type User } from '../db/entities/index.ts';
+import { LockMode } from '@mikro-orm/core';
+import { MessageSchema, UserSchema, type Account, type MediaReference, type Message, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
 import { messagePayload } from '../presenters/webhook-payloads.ts';
+
+/** What clients page through: everything but user system messages, which are signals for Services. */
+const CLIENT_VISIBLE = { $ne: 4 } as const;
 
 export interface UserMessageInput {
   typeId: 1 | 4;
@@ -13,35 +17,57 @@ export interface UserMessageInput {
   requestUrl: string | null;
 }
 
+export interface NewMessage {
+  message: Message;
+  /**
+   * The id of the conversation's previous client-visible message when this one was written:
+   * the real-time gateway sends a message straight on only to a socket that has that one.
+   */
+  prevId: number | null;
+}
+
+type MessageFields = Pick<Message, 'deviceId' | 'typeId' | 'message' | 'media' | 'agent' | 'requestUrl'>;
+
+/**
+ * Every message is written here, inside the caller's transaction and under a lock on its
+ * user, so that one conversation's messages get increasing ids in the order they commit.
+ */
+export async function insertMessage(em: EntityManager, userId: number, fields: MessageFields): Promise<NewMessage & { user: User }> {
+  const user = await em.findOneOrFail(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const previous = await em.findOne(
+    MessageSchema,
+    { userId, typeId: CLIENT_VISIBLE },
+    { orderBy: { id: 'desc' }, fields: ['id'] },
+  );
+  const message = em.create(MessageSchema, { userId, status: 2, ...fields });
+  await em.flush();
+  return { message, prevId: previous?.id ?? null, user };
+}
+
 /** A message from the user's side (text, image, or a user system message), delivered to the owner. */
 export async function recordUserMessage(
   em: EntityManager,
   account: Account,
   user: User,
   input: UserMessageInput,
-): Promise<Message> {
-  const message = em.create(MessageSchema, {
-    userId: user.id,
+): Promise<NewMessage> {
+  const created = await insertMessage(em, user.id, {
     deviceId: input.deviceId,
     typeId: input.typeId,
     message: input.text,
     media: input.media,
     agent: null,
     requestUrl: input.requestUrl,
-    status: 2,
   });
-  await em.flush();
   await enqueue(em, {
     kind: 'message',
-    payload: messagePayload(message, account, user),
+    payload: messagePayload(created.message, account, user),
     recipients: [user.ownerServiceId],
     orderingKey: user.id,
   });
-  return message;
+  return { message: created.message, prevId: created.prevId };
 }
 
-/** What clients page through: everything but user system messages, which are signals for Services. */
-const CLIENT_VISIBLE = { $ne: 4 } as const;
 
 export type Cursor = { kind: 'latest' } | { kind: 'before'; id: number } | { kind: 'after'; id: number };
 

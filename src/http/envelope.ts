@@ -1,6 +1,7 @@
 // The one response shape of every Palaver answer, success or error (DESIGN.md section 2),
 // as deployed chat clients parse it (shared/reference/parley-web-library).
 import type { Context } from 'koa';
+import type { AppError } from './errors.ts';
 
 export interface Notification {
   type: 'success' | 'warning' | 'error';
@@ -31,20 +32,36 @@ export interface EnvelopeParts {
 // Clients address the same resource under several API version prefixes; `url` names the resource.
 const VERSION_PREFIX = /^\/(?:clientApi\/v\d+(?:\.\d+)?|serviceApi\/v\d+(?:\.\d+)?)(?=\/)/;
 
-export function envelope(ctx: Context, ok: boolean, parts: EnvelopeParts): Envelope {
-  const startedAt = (ctx.state as { startedAt?: bigint }).startedAt ?? process.hrtime.bigint();
-  const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+/** Where an answer goes back to: the REST path and method, or the socket event that mirrors them. */
+export interface Origin {
+  path: string;
+  method: string;
+  startedAt: bigint;
+}
+
+export function buildEnvelope(origin: Origin, ok: boolean, parts: EnvelopeParts): Envelope {
+  const seconds = Number(process.hrtime.bigint() - origin.startedAt) / 1e9;
   return {
     data: parts.data ?? null,
     notifications: parts.notifications ?? [],
     status: ok ? 'SUCCESS' : 'ERROR',
     metadata: {
-      values: { url: ctx.path.replace(VERSION_PREFIX, '').replace(/^\/+/, '') },
-      method: ctx.method.toLowerCase(),
+      values: { url: origin.path.replace(VERSION_PREFIX, '').replace(/^\/+/, '') },
+      method: origin.method.toLowerCase(),
       duration: Math.round(seconds * 1000) / 1000,
     },
     ...parts.extra,
   };
+}
+
+export function envelope(ctx: Context, ok: boolean, parts: EnvelopeParts): Envelope {
+  const startedAt = (ctx.state as { startedAt?: bigint }).startedAt ?? process.hrtime.bigint();
+  return buildEnvelope({ path: ctx.path, method: ctx.method, startedAt }, ok, parts);
+}
+
+/** The notifications of an error answer. */
+export function errorNotifications(error: AppError): Notification[] {
+  return error.details.length > 0 ? error.details : [{ type: 'error', message: error.code }];
 }
 
 /** Answers a successful call. */

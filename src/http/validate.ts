@@ -4,7 +4,8 @@ import type { z } from 'zod';
 import { unsupportedMediaType, validationFailed } from './errors.ts';
 import type { AppContext } from './types.ts';
 
-function check<S extends z.ZodType>(schema: S, input: unknown, prefix: string): z.output<S> {
+/** Checks any input (a socket event's body, say); problems are named under `prefix`. */
+export function check<S extends z.ZodType>(schema: S, input: unknown, prefix: string): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   throw validationFailed(

@@ -4,7 +4,7 @@
 import type { Middleware } from 'koa';
 import { DriverException } from '@mikro-orm/core';
 import { AppError, payloadTooLarge, badRequest, unsupportedMediaType } from '../errors.ts';
-import { envelope } from '../envelope.ts';
+import { envelope, errorNotifications } from '../envelope.ts';
 import type { AppContextExtras, AppState } from '../types.ts';
 
 interface HttpishError {
@@ -38,21 +38,22 @@ function fromDatabase(err: unknown): AppError | undefined {
   return undefined;
 }
 
+/** Any thrown error as the AppError a client is answered with; null for faults of ours (500). */
+export function knownError(err: unknown): AppError | null {
+  return err instanceof AppError ? err : (fromParser(err) ?? fromDatabase(err) ?? null);
+}
+
 export function errorHandler(): Middleware<AppState, AppContextExtras> {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      const known = err instanceof AppError ? err : (fromParser(err) ?? fromDatabase(err));
+      const known = knownError(err);
       const answer = known ?? new AppError(500, 'internal_error');
       if (!known) ctx.state.log.error({ err }, 'unhandled error');
       ctx.status = answer.status;
       for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
-      ctx.body = envelope(ctx, false, {
-        data: answer.data,
-        notifications:
-          answer.details.length > 0 ? answer.details : [{ type: 'error', message: answer.code }],
-      });
+      ctx.body = envelope(ctx, false, { data: answer.data, notifications: errorNotifications(answer) });
     }
   };
 }

@@ -19,6 +19,9 @@ export function deviceRoutes(router: AppRouter): void {
       userAdditionalInformation,
       requestUrl: requestUrl(ctx, body.referer),
     });
+    if (result.mergedFrom !== undefined) {
+      ctx.deps.realtime.publish({ kind: 'merged', fromUserId: result.mergedFrom, toUserId: result.user.id });
+    }
     respond(ctx, {
       data: { userId: result.user.id },
       notifications: [{ type: 'success', message: 'device_successfully_subscribed' }],

@@ -45,12 +45,13 @@ export function messageRoutes(router: AppRouter): void {
   router.post('/messages', limitWrites(), async (ctx) => {
     const body = parseBody(ctx, messageBody);
     const { account, device, user } = await conversation(ctx);
-    const message = await sendClientMessage(ctx.deps.db.orm.em, account, user, device, {
+    const { message, prevId } = await sendClientMessage(ctx.deps.db.orm.em, account, user, device, {
       typeId: body.typeId ?? 1,
       text: body.message ?? null,
       media: body.media ?? null,
       requestUrl: requestUrl(ctx, body.referer),
     });
+    ctx.deps.realtime.messageCreated(user.id, message, prevId);
     // The reference body carries the id as a string.
     respond(ctx, { data: { messageId: String(message.id) } });
   });
@@ -69,6 +70,7 @@ export function messageRoutes(router: AppRouter): void {
     const { account, user } = await conversation(ctx);
     const updated = await raiseStatus(ctx.deps.db.orm.em, user.id, messageIds, status);
     if (!updated) throw notFound('message_not_found');
+    ctx.deps.realtime.publish({ kind: 'messageStatus', userId: user.id, messages: updated.map((m) => ({ id: m.id, status: m.status })) });
     respond(ctx, { data: updated.map((m) => presentClientMessage(m, account.id)) });
   });
 

@@ -62,13 +62,15 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
   router.post('/users/:userId/messages', async (ctx) => {
     const body = parseBody(ctx, agentMessageBody);
     const { caller, user } = await targetUser(ctx);
-    const { message } = await sendAgentMessage(ctx.deps.db.orm.em, {
+    const { message, prevId } = await sendAgentMessage(ctx.deps.db.orm.em, {
       userId: user.id,
       agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },
       typeId: body.typeId,
       text: body.message ?? null,
       media: body.media ?? null,
     });
+    ctx.deps.realtime.messageCreated(user.id, message, prevId);
+    ctx.deps.realtime.publish({ kind: 'agent', userId: user.id, agent: message.agent ?? null });
     respond(ctx, { data: presentClientMessage(message, caller.account.id) }, 201);
   });
 
@@ -81,6 +83,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
       isTyping: body.isTyping,
       timeoutMs: ctx.deps.config.client.typingTimeoutMs,
     });
+    ctx.deps.realtime.publish({ kind: 'agentTyping', userId: user.id, agent: updated.agentTyping ?? { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null }, isTyping: body.isTyping });
     respond(ctx, { data: { userId: updated.id, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
   });
 
@@ -95,6 +98,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
   router.put('/users/:userId/agent/unset', async (ctx) => {
     const { user } = await targetUser(ctx);
     const updated = await unsetAgent(ctx.deps.db.orm.em, user.id);
+    ctx.deps.realtime.publish({ kind: 'agent', userId: user.id, agent: null });
     respond(ctx, { data: { userId: updated.id, agent: null } });
   });
 }

@@ -1,0 +1,84 @@
+// A widget's Socket.IO connection for tests: records what the server pushes, reconnects with
+// the last message id it has (as a real client would), and waits for things with deadlines.
+import { io, type Socket } from 'socket.io-client';
+import type { Envelope } from '../../src/http/envelope.ts';
+import type { Widget } from './widget.ts';
+
+export interface Pushed {
+  event: string;
+  payload: { id?: number; [key: string]: unknown };
+}
+
+export class WidgetSocket {
+  readonly pushed: Pushed[] = [];
+  lastMessageId: number | undefined;
+  readonly socket: Socket;
+
+  constructor(widget: Widget, options: { lastMessageId?: number; baseUrl?: string } = {}) {
+    this.lastMessageId = options.lastMessageId;
+    this.socket = io(options.baseUrl ?? widget.baseUrl, {
+      path: '/socket.io',
+      transports: ['websocket'],
+      reconnection: false,
+      // Called on every (re)connection: the server catches up from the last message we have.
+      auth: (cb) =>
+        cb({
+          identification: `${widget.account.identification}:${widget.deviceId}`,
+          ...(widget.authorization ? { authorization: widget.authorization } : {}),
+          ...(this.lastMessageId !== undefined ? { lastMessageId: this.lastMessageId } : {}),
+        }),
+    });
+    this.socket.onAny((event: string, payload: Pushed['payload']) => {
+      this.pushed.push({ event, payload });
+      if (event === 'message' && typeof payload.id === 'number') this.lastMessageId = payload.id;
+    });
+  }
+
+  /** Resolves when connected; rejects with the connect_error (message = the error code). */
+  connected(timeoutMs = 10_000): Promise<void> {
+    if (this.socket.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('socket did not connect')), timeoutMs);
+      this.socket.once('connect', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.socket.once('connect_error', (err: Error) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+  }
+
+  async reconnect(): Promise<void> {
+    this.socket.disconnect();
+    this.socket.connect();
+    await this.connected();
+  }
+
+  emit(event: string, body?: unknown): Promise<Envelope & { data: Record<string, unknown> }> {
+    return this.socket.timeout(10_000).emitWithAck(event, body ?? {}) as Promise<Envelope & { data: Record<string, unknown> }>;
+  }
+
+  messages(): Array<Pushed['payload']> {
+    return this.pushed.filter((p) => p.event === 'message').map((p) => p.payload);
+  }
+
+  events(name: string): Array<Pushed['payload']> {
+    return this.pushed.filter((p) => p.event === name).map((p) => p.payload);
+  }
+
+  /** Waits until `count` pushes of `event` arrived (a deadline, not a timing assertion). */
+  async waitFor(event: string, count: number, timeoutMs = 15_000): Promise<Array<Pushed['payload']>> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.events(event).length < count) {
+      if (Date.now() > deadline) throw new Error(`got ${this.events(event).length} of ${count} '${event}' events`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return this.events(event);
+  }
+
+  close(): void {
+    this.socket.disconnect();
+  }
+}
