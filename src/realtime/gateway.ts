@@ -63,6 +63,9 @@ export class Gateway {
       for (const client of [pub, sub]) {
         client.on('error', (err: Error) => this.deps.logger.warn({ err: err.message }, 'socket.io redis adapter'));
       }
+      // Notices are lost only while Redis is away: once the subscriber is back, every local
+      // socket reads on from PostgreSQL whatever it missed.
+      sub.on('ready', () => this.resync());
       this.adapterClients.push(pub, sub);
       io.adapter(createAdapter(pub, sub));
     }
@@ -144,6 +147,12 @@ export class Gateway {
     void socket.data.feed.pull();
     socket.on('disconnect', () => this.leave(socket, socket.data.userId));
     registerClientEvents(socket, this.deps, this);
+  }
+
+  private resync(): void {
+    for (const sockets of this.byUser.values()) {
+      for (const socket of sockets) void socket.data.feed.pull();
+    }
   }
 
   private join(socket: ClientSocket, userId: number): void {
