@@ -10,7 +10,7 @@ import { createTestDatabase, mode, type TestDatabase } from './support/database.
 import { client } from './support/http.ts';
 import { Receiver } from './support/receiver.ts';
 import { WidgetSocket } from './support/sockets.ts';
-import { Widget, type ClientMessage } from './support/widget.ts';
+import { Widget } from './support/widget.ts';
 
 const ADMIN = { email: 'nodes@palaver.test', password: 'three nodes password' };
 
@@ -158,6 +158,6 @@ class TestRedis {
     await onC.waitFor('message', 7, 30_000);
     expect(onC.messages().map((m) => m.id)).to.deep.equal([before.body.data.id, ...during, after.body.data.id]);
     const history = await widget.messages();
-    expect((history.body.data).map((m) => m.id).reverse()).to.deep.equal(onC.messages().map((m) => m.id));
+    expect(history.body.data.map((m) => m.id).reverse()).to.deep.equal(onC.messages().map((m) => m.id));
   });
 });
