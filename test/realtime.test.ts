@@ -2,6 +2,8 @@
 // commands and answers as REST, live pushes, catch-up, reconnect storms, merges.
 import { expect } from 'chai';
 import { MessageSchema } from '../src/db/entities/index.ts';
+import { startDemoBot } from '../scripts/demo-bot-service.ts';
+import { adminToken, createAccount, createService } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { sharedServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
@@ -222,6 +224,31 @@ describe('real-time gateway', function () {
     await agentSays(registeredId, 'welcome back');
     const [message] = await socket.waitFor('message', 1);
     expect(message).to.deep.include({ message: 'welcome back' });
+  });
+
+  it('holds a whole conversation with the demo bot: widget socket → webhook → Service API → socket', async () => {
+    const botAccount = await createAccount();
+    const placeholder = await createService(botAccount.id, { name: 'Demo bot', webhookUrl: null });
+    const bot = await startDemoBot({
+      palaverUrl: sharedServer().url,
+      apiKey: placeholder.apiKey,
+      signingSecret: placeholder.signingSecret,
+      port: 0,
+    });
+    try {
+      const token = await adminToken();
+      await client(sharedServer().url).patch(`/adminApi/services/${placeholder.id}`, { token, json: { webhookUrl: `${bot.url}/` } });
+      const widget = new Widget({ ...botAccount, defaultServiceId: placeholder.id });
+      await widget.register();
+      const socket = await open(widget);
+      const ack = await socket.emit('message', { message: 'Is anybody there?' });
+      expect(ack.status).to.equal('SUCCESS');
+      const [reply] = await socket.waitFor('message', 1);
+      expect(reply).to.deep.include({ message: 'You said: “Is anybody there?”', typeId: 2 });
+      expect(reply?.agent).to.deep.include({ name: 'Demo bot' });
+    } finally {
+      bot.server.close();
+    }
   });
 
   it('limits a flooding socket without harming others', async () => {

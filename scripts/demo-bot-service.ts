@@ -1,0 +1,63 @@
+// A small Service for trying Palaver: it receives webhooks (checking their Standard Webhooks
+// signature, as every Service should) and answers each user message through the Service API.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+
+export interface DemoBotOptions {
+  /** Palaver's base URL, for the Service API. */
+  palaverUrl: string;
+  apiKey: string;
+  signingSecret: string;
+  port: number;
+  log?: (line: string) => void;
+}
+
+interface MessagePayload {
+  type: 'message';
+  typeId: number;
+  message: string;
+  user: { id: string };
+}
+
+function isUserMessage(payload: unknown): payload is MessagePayload {
+  const p = payload as Partial<MessagePayload> | null;
+  return p?.type === 'message' && p.typeId === 1 && typeof p.message === 'string' && typeof p.user?.id === 'string';
+}
+
+export async function startDemoBot(options: DemoBotOptions): Promise<{ url: string; server: Server }> {
+  const verifier = new Webhook(options.signingSecret);
+  const log = options.log ?? (() => undefined);
+
+  const answer = async (payload: MessagePayload) => {
+    const reply = payload.message.startsWith('{{img/') ? 'Nice picture!' : `You said: “${payload.message}”`;
+    const response = await fetch(new URL(`/users/${payload.user.id}/messages`, options.palaverUrl), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: reply, agent: { id: 1, name: 'Demo bot' } }),
+    });
+    log(`answered user ${payload.user.id}: HTTP ${response.status}`);
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let payload: unknown;
+      try {
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+        payload = verifier.verify(body, headers);
+      } catch {
+        log('refused a request with a bad signature');
+        res.writeHead(401).end();
+        return;
+      }
+      // Acknowledge at once; answering is a call of our own.
+      res.writeHead(204).end();
+      if (isUserMessage(payload)) answer(payload).catch((err: unknown) => log(`answer failed: ${String(err)}`));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
