@@ -129,6 +129,9 @@ class TestRedis {
     const registeredId = (await widget.register()).body.data.userId;
     const [merged] = await onA.waitFor('merged', 1);
     expect(merged).to.deep.equal({ userId: registeredId });
+    // Every node sees the socket in the registered user's room, through the adapter.
+    const inRoom = await nodes[1]!.deps.realtime.socketsOf(registeredId);
+    expect(inRoom).to.equal(1);
     await agentSays(2, registeredId, 'to the registered user');
     const [message] = await onA.waitFor('message', 1);
     expect(message).to.deep.include({ message: 'to the registered user' });

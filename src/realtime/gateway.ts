@@ -95,6 +95,11 @@ export class Gateway {
     this.publish({ kind: 'message', userId, messageId: message.id, prevId });
   }
 
+  /** How many sockets the user has on all nodes (through the adapter). */
+  async socketsOf(userId: number): Promise<number> {
+    return (await this.io?.in(`user:${userId}`).fetchSockets())?.length ?? 0;
+  }
+
   async close(): Promise<void> {
     // Not io.close(): that would close the HTTP server, which the server stops on its own terms.
     this.io?.disconnectSockets(true);
@@ -156,6 +161,8 @@ export class Gateway {
   }
 
   private join(socket: ClientSocket, userId: number): void {
+    // The Socket.IO room of the user too, so adapter tools (fetchSockets, in(room)) see it.
+    void socket.join(`user:${userId}`);
     const set = this.byUser.get(userId) ?? new Set();
     set.add(socket);
     this.byUser.set(userId, set);
@@ -216,6 +223,7 @@ export class Gateway {
     this.byUser.delete(fromUserId);
     const newest = await this.newest(this.deps.em(), toUserId);
     for (const socket of sockets) {
+      void socket.leave(`user:${fromUserId}`);
       socket.data.userId = toUserId;
       socket.data.feed.restart(toUserId, newest);
       this.join(socket, toUserId);
