@@ -1,46 +1,112 @@
-// `npm run bench [-- --only delivery --deliveries 20000 --concurrency 64]`: runs the
-// benchmarks, each beside its baseline in the same run, prints a table and writes
-// bench-results.json. Needs the machine's PostgreSQL (BENCH_DATABASE_URL to point elsewhere).
+// `npm run bench [-- --only NAME ...]`: every benchmark beside its baseline, in one run on this
+// machine's PostgreSQL (BENCH_DATABASE_URL to change), with progress on stderr, a table on
+// stdout, and bench-results.json. Sizes are options; the defaults finish in a few minutes.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { benchConnections } from './connections.ts';
 import { benchDelivery } from './delivery.ts';
-import { writeResults, type Metric } from './support.ts';
+import { benchFanout } from './fanout.ts';
+import { benchIngestRest, benchIngestSocket } from './ingest.ts';
+import { benchLatency, onWebhook } from './latency.ts';
+import { metricsOf, startPalaver, type BenchPalaver } from './palaver.ts';
+import { freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
 
 const { values } = parseArgs({
   options: {
     only: { type: 'string', multiple: true },
-    deliveries: { type: 'string', default: '20000' },
-    concurrency: { type: 'string', default: '64' },
+    deliveries: { type: 'string', default: '10000' },
+    concurrency: { type: 'string', default: '32' },
+    messages: { type: 'string', default: '3000' },
+    sockets: { type: 'string', default: '100' },
+    'fanout-messages': { type: 'string', default: '100' },
+    rate: { type: 'string', default: '50' },
+    'latency-messages': { type: 'string', default: '300' },
+    connections: { type: 'string', default: '10000' },
   },
 });
+const number = (name: keyof typeof values) => Number(values[name]);
 
-const benchmarks: Record<string, () => Promise<Metric>> = {
-  delivery: () =>
-    benchDelivery({
-      deliveries: Number(values.deliveries),
-      concurrency: Number(values.concurrency),
-      users: 1000,
-    }),
-};
-
-const selected = values.only?.length ? values.only : Object.keys(benchmarks);
-const results: Record<string, Metric> = {};
-process.stderr.write(`Palaver benchmarks on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, node ${process.version}\n`);
-for (const name of selected) {
-  const run = benchmarks[name];
-  if (!run) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);
-  process.stderr.write(`\n${name}\n`);
-  results[name] = await run();
+interface Shared {
+  palaver: BenchPalaver;
+  databaseUrl: string;
+  baselineUrl: string;
+  receiver: { url: string; server: ReturnType<typeof createServer> };
 }
 
-const rows = Object.entries(results).map(([name, m]) => [
-  name,
-  `${m.value} ${m.unit}`,
-  m.baseline === undefined ? '' : `${m.baseline} ${m.unit}`,
-  m.ratio === undefined ? '' : String(m.ratio),
-]);
+const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
+  ingest_rest: ({ palaver, baselineUrl }) =>
+    benchIngestRest(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') }),
+  ingest_socket: ({ palaver, baselineUrl }) =>
+    benchIngestSocket(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') }),
+  delivery: () => benchDelivery({ deliveries: number('deliveries'), concurrency: 64, users: 1000 }),
+  fanout: ({ palaver, baselineUrl }) =>
+    benchFanout(palaver, baselineUrl, { sockets: number('sockets'), messages: number('fanout-messages') }),
+  e2e_latency: ({ palaver, receiver }) =>
+    benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
+  // A Palaver process of its own: no garbage from the other benchmarks in its heap figures.
+  connections: async ({ databaseUrl, receiver }) => {
+    const fresh = await startPalaver(databaseUrl, `${receiver.url}/hook`);
+    try {
+      return await benchConnections(fresh, number('connections'));
+    } finally {
+      await fresh.stop();
+    }
+  },
+};
+
+async function drained(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while ((await metricsOf(url)).palaver_deliveries_pending !== 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const selected = values.only?.length ? values.only : Object.keys(benchmarks);
+for (const name of selected) {
+  if (!benchmarks[name]) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);
+}
+process.stderr.write(`Palaver benchmarks on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}\n`);
+
+// The Service's webhook endpoint, in this process so that e2e latency is read on one clock.
+const receiverServer = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    onWebhook(Buffer.concat(chunks).toString('utf8'));
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+receiverServer.keepAliveTimeout = 60_000;
+await new Promise<void>((resolve) => receiverServer.listen(0, '127.0.0.1', resolve));
+const receiver = { url: `http://127.0.0.1:${(receiverServer.address() as AddressInfo).port}`, server: receiverServer };
+
+const database = await freshDatabase('main');
+const baseline = await startHelper('scripts/bench/baseline-server.ts', [database.url]);
+const palaver = await startPalaver(database.url, `${receiver.url}/hook`);
+const shared: Shared = { palaver, databaseUrl: database.url, baselineUrl: `http://127.0.0.1:${baseline.port}`, receiver };
+const results: Record<string, Metric> = {};
+try {
+  for (const name of selected) {
+    process.stderr.write(`\n${name}\n`);
+    const run = benchmarks[name];
+    if (run) results[name] = await run(shared);
+    // The next benchmark starts on a quiet server: webhooks queued by this one are sent first.
+    await drained(palaver.url);
+  }
+} finally {
+  await palaver.stop();
+  baseline.stop();
+  receiverServer.close();
+  await database.drop();
+}
+
+const cell = (m: Metric, key: 'value' | 'baseline') => (m[key] === undefined ? '' : `${m[key]} ${m.unit}`);
+const rows = Object.entries(results).map(([name, m]) => [name, cell(m, 'value'), cell(m, 'baseline'), m.ratio === undefined ? '' : String(m.ratio)]);
 const header = ['metric', 'palaver', 'baseline', 'ratio'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
 const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
 process.stdout.write(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`);
 process.stdout.write(`\nwritten to ${writeResults(results)}\n`);
+process.exit(0);

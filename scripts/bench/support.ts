@@ -41,8 +41,8 @@ export async function freshDatabase(label: string): Promise<{ url: string; drop(
 }
 
 /** Starts a TypeScript helper process that prints one line (its port) when ready. */
-export function startHelper(script: string): Promise<{ port: number; child: ChildProcess; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+export function startHelper(script: string, args: string[] = []): Promise<{ port: number; child: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

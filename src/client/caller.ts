@@ -18,10 +18,12 @@ export interface Conversation {
   user: User;
 }
 
-export async function identifyCaller(
-  em: EntityManager,
-  headers: { identification: string | undefined; authorization: string | undefined },
-): Promise<ClientCaller> {
+export interface CallerHeaders {
+  identification: string | undefined;
+  authorization: string | undefined;
+}
+
+export async function identifyCaller(em: EntityManager, headers: CallerHeaders): Promise<ClientCaller> {
   const { accountIdentification, deviceId } = parseIdentification(headers.identification);
   const account = await em.findOne(AccountSchema, { identification: accountIdentification });
   if (!account) throw notFound('account_not_found');

@@ -2,7 +2,7 @@
 // commands, rules and write limits, each acknowledged with the envelope REST would answer.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { openConversation } from '../client/caller.ts';
+import { identifyCaller, openConversation } from '../client/caller.ts';
 import { sendClientMessage } from '../chat/client-messages.ts';
 import { sendEvent, type TypingTimeouts } from '../chat/events.ts';
 import { buildEnvelope, errorNotifications, type EnvelopeParts } from '../http/envelope.ts';
@@ -26,14 +26,16 @@ export interface ClientEventDeps {
 type Work = (body: unknown) => Promise<EnvelopeParts>;
 
 export function registerClientEvents(socket: ClientSocket, deps: ClientEventDeps, gateway: Gateway): void {
-  const { caller } = socket.data;
+  const { headers } = socket.data;
+  /** Identified afresh for each event, like each REST call (the authorization may have expired). */
+  const conversationOf = async (em: EntityManager) => openConversation(em, await identifyCaller(em, headers));
 
   /** Runs one client event like its REST route: limit, work, and the envelope as the answer. */
   const on = (event: keyof ClientToServerEvents, path: string, work: Work) => {
     socket.on(event, (body: unknown, ack?: Ack) => {
       const origin = { path, method: 'post', startedAt: process.hrtime.bigint() };
       const answer = typeof ack === 'function' ? ack : () => undefined;
-      consumeOrRefuse(deps.writeLimiter, `${caller.account.id}:${caller.deviceId}`)
+      consumeOrRefuse(deps.writeLimiter, socket.data.limitKey)
         .then(() => work(body))
         .then(
           (parts) => answer(buildEnvelope(origin, true, parts)),
@@ -50,7 +52,7 @@ export function registerClientEvents(socket: ClientSocket, deps: ClientEventDeps
   on('message', '/messages', async (raw) => {
     const body = check(messageBody, raw ?? {}, 'body');
     const em = deps.em();
-    const { account, device, user } = await openConversation(em, caller);
+    const { account, device, user } = await conversationOf(em);
     const { message, prevId } = await sendClientMessage(em, account, user, device, {
       typeId: body.typeId ?? 1,
       text: body.message ?? null,
@@ -64,7 +66,7 @@ export function registerClientEvents(socket: ClientSocket, deps: ClientEventDeps
   const event = (name: EventName, path: string) =>
     on(name, path, async () => {
       const em = deps.em();
-      const { account, user } = await openConversation(em, caller);
+      const { account, user } = await conversationOf(em);
       await sendEvent(em, account, user, name);
       if (name === 'startTyping') deps.typing.started(user.id);
       if (name === 'stopTyping') deps.typing.stopped(user.id);

@@ -8,10 +8,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import { Server, type Socket } from 'socket.io';
-import { identifyCaller, openConversation, type ClientCaller } from '../client/caller.ts';
+import { identifyCaller, openConversation, type CallerHeaders } from '../client/caller.ts';
 import { MessageSchema, type AgentSnapshot, type Message } from '../db/entities/index.ts';
 import { AppError } from '../http/errors.ts';
 import { knownError } from '../http/middleware/error-handler.ts';
+import { writeLimitKey } from '../http/middleware/rate-limit.ts';
 import type { Logger } from '../logger.ts';
 import { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
 import { SocketFeed } from './feed.ts';
@@ -27,7 +28,13 @@ export type Notice =
   | { kind: 'merged'; fromUserId: number; toUserId: number };
 
 interface SocketData {
-  caller: ClientCaller;
+  /**
+   * The handshake's headers, not the caller's loaded records: an ORM entity would keep its
+   * EntityManager (identity map and all) alive for as long as the socket is connected.
+   */
+  headers: CallerHeaders;
+  /** The write-limit key, the same as the device's REST calls use. */
+  limitKey: string;
   accountId: number;
   userId: number;
   feed: SocketFeed;
@@ -83,6 +90,8 @@ export class Gateway {
   /** Tells every node; call after the change committed. */
   publish(notice: Notice): void {
     this.receive(notice);
+    // One node (no Redis): nobody else to tell; the in-memory adapter would only warn.
+    if (!this.deps.redis) return;
     try {
       this.io?.serverSideEmit(NOTICE, notice);
     } catch (err) {
@@ -115,22 +124,26 @@ export class Gateway {
     };
     const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
     const em = this.deps.em();
-    const caller = await identifyCaller(em, {
+    const headers: CallerHeaders = {
       identification: text(auth.identification) ?? header('x-iris-identification'),
       authorization: text(auth.authorization) ?? header('authorization'),
-    });
+    };
+    const caller = await identifyCaller(em, headers);
     const { account, device, user } = await openConversation(em, caller);
+    const accountId = account.id;
+    const deviceId = device.id;
     const lastMessageId = Number(auth.lastMessageId ?? header('x-last-message-id') ?? NaN);
     const startAt = Number.isSafeInteger(lastMessageId) && lastMessageId >= 0 ? lastMessageId : await this.newest(em, user.id);
     const data = socket.data;
-    data.caller = caller;
-    data.accountId = account.id;
+    data.headers = headers;
+    data.limitKey = writeLimitKey(accountId, caller.deviceId);
+    data.accountId = accountId;
     data.userId = user.id;
     data.feed = new SocketFeed(
       {
-        deviceId: device.id,
+        deviceId,
         userId: user.id,
-        send: (message) => socket.emit('message', presentClientMessage(message, account.id)),
+        send: (message) => socket.emit('message', presentClientMessage(message, accountId)),
       },
       this.deps.em,
       startAt,

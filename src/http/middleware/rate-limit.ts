@@ -29,11 +29,16 @@ export async function consumeOrRefuse(limiter: RateLimiterAbstract, key: string)
   }
 }
 
+/** Writes are counted per device, over REST and sockets alike. */
+export function writeLimitKey(accountId: number, deviceId: string): string {
+  return `${accountId}:${deviceId}`;
+}
+
 /** 429 too_many_requests with Retry-After once the caller's device has used its points. */
 export function limitWrites(): Middleware<AppState, AppContextExtras> {
   return async (ctx, next) => {
     const client = ctx.state.client;
-    if (client) await consumeOrRefuse(ctx.deps.writeLimiter, `${client.account.id}:${client.deviceId}`);
+    if (client) await consumeOrRefuse(ctx.deps.writeLimiter, writeLimitKey(client.account.id, client.deviceId));
     await next();
   };
 }

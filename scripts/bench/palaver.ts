@@ -1,0 +1,109 @@
+// Palaver as the benchmarks measure it: `src/main.ts` in a process of its own on the machine's
+// PostgreSQL (config/bench.json: no write limits), with an account, a Service whose webhook is
+// the given receiver, and registered devices, all made through the public APIs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { ROOT } from './support.ts';
+
+const ADMIN = { email: 'bench@palaver.local', password: 'benchmark password' };
+
+export interface BenchPalaver {
+  url: string;
+  child: ChildProcess;
+  account: { id: number; identification: string };
+  service: { id: number; apiKey: string };
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function call<T>(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as { data: T };
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+export async function startPalaver(databaseUrl: string, webhookUrl: string, env: Record<string, string> = {}): Promise<BenchPalaver> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'bench',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      PALAVER_ADMIN_EMAIL: ADMIN.email,
+      PALAVER_ADMIN_PASSWORD: ADMIN.password,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error('palaver exited during start');
+    const up = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (up) break;
+    if (i > 600) throw new Error('palaver did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const { token } = await call<{ token: string }>(`${url}/adminApi/login`, 'POST', ADMIN);
+  const auth = { authorization: `Bearer ${token}` };
+  const account = await call<{ id: number; identification: string }>(`${url}/adminApi/accounts`, 'POST', { name: 'Bench' }, auth);
+  const service = await call<{ id: number; apiKey: string }>(
+    `${url}/adminApi/accounts/${account.id}/services`,
+    'POST',
+    { name: 'Receiver', webhookUrl },
+    auth,
+  );
+  return {
+    url,
+    child,
+    account,
+    service,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Registers `count` anonymous devices; returns their identification headers and user ids. */
+export async function registerDevices(palaver: BenchPalaver, count: number, label: string) {
+  const devices: Array<{ identification: string; userId: number }> = [];
+  for (let i = 0; i < count; i++) {
+    const identification = `${palaver.account.identification}:bench-${label}-${i.toString().padStart(6, '0')}`;
+    const { userId } = await call<{ userId: number }>(`${palaver.url}/devices`, 'POST', {}, { 'x-iris-identification': identification });
+    devices.push({ identification, userId });
+  }
+  return devices;
+}
+
+export async function serviceCall(palaver: BenchPalaver, method: string, path: string, body: unknown): Promise<void> {
+  await call(`${palaver.url}${path}`, method, body, { authorization: `Bearer ${palaver.service.apiKey}` });
+}
+
+export async function metricsOf(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = /^(palaver_[a-z_]+)(?:\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (match?.[1] && match[2] && !(match[1] in out)) out[match[1]] = Number(match[2]);
+  }
+  return out;
+}
