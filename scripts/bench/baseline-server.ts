@@ -1,6 +1,7 @@
 // The baselines, in a process of their own like Palaver: a minimal Koa route and a bare
 // Socket.IO handler, each doing one plain INSERT into the same PostgreSQL; and a bare
-// Socket.IO server that emits to every connected socket on request. Prints its port.
+// Socket.IO server that emits to every connected socket on request, and reports its memory.
+// Prints its port.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
@@ -31,6 +32,10 @@ app.use(async (ctx) => {
     const count = Number(ctx.query.count ?? 1);
     for (let i = 0; i < count; i++) io.emit('message', { id: i, message: `m${i}`, typeId: 2 });
     ctx.body = { ok: true };
+    return;
+  }
+  if (ctx.method === 'GET' && ctx.path === '/memory') {
+    ctx.body = { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage().rss };
     return;
   }
   ctx.status = 404;

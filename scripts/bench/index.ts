@@ -46,10 +46,10 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
   e2e_latency: ({ palaver, receiver }) =>
     benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
   // A Palaver process of its own: no garbage from the other benchmarks in its heap figures.
-  connections: async ({ databaseUrl, receiver }) => {
+  connections: async ({ databaseUrl, receiver, baselineUrl }) => {
     const fresh = await startPalaver(databaseUrl, `${receiver.url}/hook`);
     try {
-      return await benchConnections(fresh, number('connections'));
+      return await benchConnections(fresh, baselineUrl, number('connections'));
     } finally {
       await fresh.stop();
     }
