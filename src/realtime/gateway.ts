@@ -104,11 +104,6 @@ export class Gateway {
     this.publish({ kind: 'message', userId, messageId: message.id, prevId });
   }
 
-  /** How many sockets the user has on all nodes (through the adapter). */
-  async socketsOf(userId: number): Promise<number> {
-    return (await this.io?.in(`user:${userId}`).fetchSockets())?.length ?? 0;
-  }
-
   async close(): Promise<void> {
     // Not io.close(): that would close the HTTP server, which the server stops on its own terms.
     this.io?.disconnectSockets(true);
