@@ -99,13 +99,29 @@ export async function listMessages(
   );
 }
 
-export async function hasOlderMessages(
+async function hasOlderMessages(em: EntityManager, userId: number, id: number, audience: Audience): Promise<boolean> {
+  return (await em.count(MessageSchema, { userId, ...typeFilter(audience), id: { $lt: id } })) > 0;
+}
+
+export interface MessagePage {
+  /** Newest first. */
+  rows: Message[];
+  /** The oldest id of the page when older messages exist (the cursor for the next page), else null. */
+  olderThan: number | null;
+}
+
+/** One page of a conversation, and whether there is more before it: what every API pages with. */
+export async function messagePage(
   em: EntityManager,
   userId: number,
-  id: number,
+  cursor: Cursor,
+  limit: number,
   audience: Audience = 'client',
-): Promise<boolean> {
-  return (await em.count(MessageSchema, { userId, ...typeFilter(audience), id: { $lt: id } })) > 0;
+): Promise<MessagePage> {
+  const rows = await listMessages(em, userId, cursor, limit, audience);
+  const oldest = rows[rows.length - 1];
+  const older = oldest ? await hasOlderMessages(em, userId, oldest.id, audience) : false;
+  return { rows, olderThan: older && oldest ? oldest.id : null };
 }
 
 export async function findMessage(em: EntityManager, userId: number, id: number): Promise<Message | null> {

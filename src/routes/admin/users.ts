@@ -1,4 +1,4 @@
-import { hasOlderMessages, listMessages } from '../../chat/messages.ts';
+import { messagePage } from '../../chat/messages.ts';
 import { listUsers } from '../../domain/accounts.ts';
 import { UserSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/envelope.ts';
@@ -29,12 +29,10 @@ export function userRoutes(router: AppRouter): void {
     const user = await em.findOne(UserSchema, { id: userId, accountId });
     if (!user) throw notFound('user_not_found');
     const cursor = query.before ? ({ kind: 'before', id: query.before } as const) : ({ kind: 'latest' } as const);
-    const rows = await listMessages(em, user.id, cursor, query.limit, 'service');
-    const oldest = rows[rows.length - 1];
-    const older = oldest ? await hasOlderMessages(em, user.id, oldest.id, 'service') : false;
+    const { rows, olderThan } = await messagePage(em, user.id, cursor, query.limit, 'service');
     respond(ctx, {
       data: rows.map((m) => presentClientMessage(m, accountId)),
-      extra: { paging: { before: older && oldest ? oldest.id : null }, agent: presentCurrentAgent(user) },
+      extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
     });
   });
 }

@@ -1,7 +1,6 @@
 import {
   findMessage,
-  hasOlderMessages,
-  listMessages,
+  messagePage,
   raiseStatus,
   unseenAgentMessages,
   type Cursor,
@@ -22,16 +21,14 @@ const PAGE_SIZE = 50;
 async function answerPage(ctx: AppContext, cursor: Cursor): Promise<void> {
   const { account, user } = await conversation(ctx);
   const em = ctx.deps.db.orm.em;
-  const rows = await listMessages(em, user.id, cursor, PAGE_SIZE);
+  const { rows, olderThan } = await messagePage(em, user.id, cursor, PAGE_SIZE);
   const newest = rows[0];
-  const oldest = rows[rows.length - 1];
   const prefix = ctx.path.slice(0, ctx.path.indexOf('/messages'));
-  const older = oldest ? await hasOlderMessages(em, user.id, oldest.id) : false;
   respond(ctx, {
     data: rows.map((m) => presentClientMessage(m, account.id)),
     extra: {
       paging: {
-        before: older && oldest ? `${prefix}/messages/before:${oldest.id}` : '',
+        before: olderThan ? `${prefix}/messages/before:${olderThan}` : '',
         after: newest ? `${prefix}/messages/after:${newest.id}` : cursor.kind === 'after' ? `${prefix}/messages/after:${cursor.id}` : '',
       },
       agent: presentCurrentAgent(user),

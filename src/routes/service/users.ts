@@ -1,5 +1,5 @@
 import { sendAgentMessage, setAgentTyping, unsetAgent } from '../../chat/agents.ts';
-import { hasOlderMessages, listMessages, type Cursor } from '../../chat/messages.ts';
+import { messagePage, type Cursor } from '../../chat/messages.ts';
 import { changeOwner } from '../../chat/owners.ts';
 import { uploadMedia } from '../../chat/media.ts';
 import { multipart, withUploadedFile } from '../../http/middleware/multipart.ts';
@@ -35,12 +35,10 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
         ? { kind: 'before', id: query.before }
         : { kind: 'latest' };
     const em = ctx.deps.db.orm.em;
-    const rows = await listMessages(em, user.id, cursor, query.limit, 'service');
-    const oldest = rows[rows.length - 1];
-    const older = oldest ? await hasOlderMessages(em, user.id, oldest.id, 'service') : false;
+    const { rows, olderThan } = await messagePage(em, user.id, cursor, query.limit, 'service');
     respond(ctx, {
       data: rows.map((m) => presentClientMessage(m, caller.account.id)),
-      extra: { paging: { before: older && oldest ? oldest.id : null, after: rows[0]?.id ?? null }, agent: presentCurrentAgent(user) },
+      extra: { paging: { before: olderThan, after: rows[0]?.id ?? null }, agent: presentCurrentAgent(user) },
     });
   });
 
