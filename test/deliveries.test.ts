@@ -3,10 +3,13 @@
 import { expect } from 'chai';
 import { AccountSchema } from '../src/db/entities/index.ts';
 import { OutboxError, enqueue } from '../src/deliveries/outbox.ts';
+import { createAccount as createAccountIn } from '../src/domain/accounts.ts';
+import { createService as createServiceIn } from '../src/domain/services.ts';
 import { enqueueCommitted, sleep, verify, waitForState, webhookId } from './support/deliveries.ts';
 import { adminToken, createAccount, createService } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { Receiver } from './support/receiver.ts';
+import { withDatabase } from './support/populate.ts';
 import { sharedServer, startTestServer } from './support/server.ts';
 
 describe('delivery engine', function () {
@@ -278,6 +281,42 @@ describe('delivery engine', function () {
     );
     expect(page2.body.data.map((d) => d.payload.n)).to.deep.equal([2, 1]);
     expect((page2.body as unknown as { paging: { before: number | null } }).paging.before).to.equal(null);
+  });
+
+  it('gives back a delivery it claimed ahead but did not send when it stops: due again, the attempt not counted', async () => {
+    const server = await startTestServer({ webhooks: { maxInFlight: 1, maxPerService: 1 } });
+    const ids: string[] = [];
+    try {
+      const em = server.deps.db.orm.em.fork();
+      const account = await createAccountIn(em, { name: 'Claims ahead' });
+      const created = await createServiceIn(em, account.id, { name: 'Slow', webhookUrl: `${receiver.url}/hook` });
+      // The first attempt takes a while: the second delivery is claimed meanwhile and waits.
+      receiver.enqueue({ status: 200, delayMs: 700 });
+      for (const key of [1, 2]) ids.push(...(await enqueueCommitted(server, { recipients: [created?.service.id ?? 0], orderingKey: key })));
+      await receiver.waitFor(1);
+      const claimedBy = async () => {
+        const rows = await em.fork().getConnection().execute<Array<{ claimed_by: string | null }>>(
+          `select claimed_by from deliveries where id = ?`,
+          [ids[1]],
+        );
+        return rows[0]?.claimed_by ?? null;
+      };
+      for (let i = 0; i < 200 && !(await claimedBy()); i++) await sleep(10);
+      expect(await claimedBy(), 'claimed ahead').to.be.a('string');
+    } finally {
+      await server.close();
+    }
+    const rows = await withDatabase(server.database, (em) =>
+      em.getConnection().execute<Array<{ id: string; state: string; attempts: number; claimed_by: string | null }>>(
+        `select id, state, attempts, claimed_by from deliveries where id = any(?::uuid[])`,
+        [`{${ids.join(',')}}`],
+      ),
+    );
+    await server.database.drop();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(ids[0] ?? '')).to.include({ state: 'delivered', attempts: 1 });
+    expect(byId.get(ids[1] ?? '')).to.include({ state: 'pending', attempts: 0, claimed_by: null });
+    expect(receiver.requests).to.have.length(1);
   });
 
   it('reports deliveries in the metrics', async () => {

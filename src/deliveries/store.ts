@@ -75,6 +75,16 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
   );
 }
 
+/** Gives back claims this node will not attempt (stopping, or held too long): due again at once, the attempt not counted. */
+export async function releaseClaims(em: EntityManager, node: string, ids: string[]): Promise<void> {
+  await em.getConnection().execute(
+    `update deliveries set claimed_until = null, claimed_by = null, attempts = attempts - 1, updated_at = now()
+     where id = any(?::uuid[]) and claimed_by = ? and state = 'pending'`,
+    [pgUuidArray(ids), node],
+    'run',
+  );
+}
+
 export interface AttemptRecord {
   status: number | null;
   error: string | null;

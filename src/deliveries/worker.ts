@@ -1,7 +1,10 @@
 // The delivery loop every node runs: claim due deliveries (leased, head of their chain),
 // send each one, record the outcome, and claim again. Woken at once when a transaction that
 // enqueued deliveries commits on this node, and every poll interval for the rest (retries
-// coming due, deliveries written by other nodes).
+// coming due, deliveries written by other nodes). Claims run ahead of the sending: up to
+// maxInFlight claimed deliveries wait in memory, so a slot freed by an answer is refilled at
+// once rather than after a claim's round trip (which made the engine send at a third of its
+// allowed concurrency).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -11,7 +14,7 @@ import type { Metrics } from '../metrics.ts';
 import { hasEnqueued } from './outbox.ts';
 import { nextDelayMs } from './schedule.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import { claimDue, finish, markGone, markRetry, type ClaimedDelivery, type FinalRecord } from './store.ts';
+import { claimDue, finish, markGone, markRetry, releaseClaims, type ClaimedDelivery, type FinalRecord } from './store.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -25,11 +28,16 @@ export class DeliveryWorker {
   private readonly sender: WebhookSender;
   /** HTTP attempts under way, by delivery id. */
   private readonly inFlight = new Map<string, Promise<Outcome>>();
+  /** Claimed (leased), waiting for a free slot, in due order. */
+  private readonly waiting: Array<{ delivery: ClaimedDelivery; claimedAt: number }> = [];
   /** Outcomes being written. */
   private readonly recording = new Set<Promise<void>>();
+  /** Attempts under way per Service. */
   private readonly perService = new Map<number, number>();
   private readonly leaseMs: number;
   private stopped = false;
+  /** The last claim got as many as it asked for: more may be due than it could take. */
+  private claimCapped = false;
   private nudged = false;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
@@ -68,6 +76,7 @@ export class DeliveryWorker {
     this.stopped = true;
     this.wake?.();
     await this.running;
+    await this.releaseWaiting(this.waiting.splice(0).map((w) => w.delivery));
     await Promise.allSettled(this.inFlight.values());
     await Promise.allSettled([...this.recording]);
     this.sender.close();
@@ -83,7 +92,8 @@ export class DeliveryWorker {
         this.deps.logger.warn({ err }, 'delivery claim failed; retrying at the next poll');
       }
       if (this.stopped) break;
-      const full = this.inFlight.size >= this.deps.options.maxInFlight;
+      this.pump();
+      const full = this.inFlight.size + this.waiting.length >= 2 * this.deps.options.maxInFlight;
       if (this.nudged || (claimed > 0 && !full)) continue;
       await this.sleep(this.deps.options.pollIntervalMs);
     }
@@ -104,19 +114,58 @@ export class DeliveryWorker {
 
   private async claim(): Promise<number> {
     const { maxInFlight, maxPerService } = this.deps.options;
-    const total = maxInFlight - this.inFlight.size;
+    // Claimed but unsent deliveries count: at most one slot's worth waits per slot.
+    const held = new Map(this.perService);
+    for (const { delivery } of this.waiting) held.set(delivery.serviceId, (held.get(delivery.serviceId) ?? 0) + 1);
+    const total = 2 * maxInFlight - this.inFlight.size - this.waiting.length;
     if (total <= 0) return 0;
     const freeByService = new Map<number, number>();
-    for (const [serviceId, busy] of this.perService) freeByService.set(serviceId, maxPerService - busy);
+    for (const [serviceId, busy] of held) freeByService.set(serviceId, 2 * maxPerService - busy);
     const claimed = await claimDue(this.deps.orm.em.fork(), {
       total,
-      perService: maxPerService,
+      perService: 2 * maxPerService,
       freeByService,
       leaseMs: this.leaseMs,
       node: this.node,
     });
-    for (const delivery of claimed) this.dispatch(delivery);
+    this.claimCapped = claimed.length === total;
+    const claimedAt = Date.now();
+    for (const delivery of claimed) this.waiting.push({ delivery, claimedAt });
     return claimed.length;
+  }
+
+  /**
+   * Sends waiting deliveries while slots are free, in due order, within each Service's limit.
+   * One that waited so long that its lease could run out during its attempt goes back
+   * unsent (another claim takes it again).
+   */
+  private pump(): void {
+    if (this.stopped) return;
+    const { maxInFlight, maxPerService, timeoutMs } = this.deps.options;
+    const stale: ClaimedDelivery[] = [];
+    for (let i = 0; i < this.waiting.length && this.inFlight.size < maxInFlight; ) {
+      const { delivery, claimedAt } = this.waiting[i] as (typeof this.waiting)[number];
+      if (Date.now() - claimedAt > this.leaseMs - 2 * timeoutMs) {
+        stale.push(delivery);
+        this.waiting.splice(i, 1);
+      } else if ((this.perService.get(delivery.serviceId) ?? 0) < maxPerService) {
+        this.waiting.splice(i, 1);
+        this.dispatch(delivery);
+      } else {
+        i += 1;
+      }
+    }
+    if (stale.length > 0) void this.releaseWaiting(stale);
+  }
+
+  private async releaseWaiting(deliveries: ClaimedDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    try {
+      await releaseClaims(this.deps.orm.em.fork(), this.node, deliveries.map((d) => d.id));
+    } catch (err) {
+      // Their leases run out and they are claimed again: nothing is lost.
+      this.deps.logger.warn({ err }, 'releasing unsent claims failed');
+    }
   }
 
   private dispatch(delivery: ClaimedDelivery): void {
@@ -127,6 +176,11 @@ export class DeliveryWorker {
       const left = (this.perService.get(serviceId) ?? 1) - 1;
       if (left > 0) this.perService.set(serviceId, left);
       else this.perService.delete(serviceId);
+      // The slot goes to a waiting delivery now; the loop claims more behind it when the last
+      // claim was cut short by the limit (more may be due). Otherwise commits and recorded
+      // outcomes, which make deliveries due, wake the loop.
+      this.pump();
+      if (this.claimCapped) this.nudge();
     };
     // The HTTP slot is free once the answer is in; the lease keeps the row ours until the
     // outcome is written, and stop() waits for that write too.
