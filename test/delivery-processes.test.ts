@@ -134,13 +134,20 @@ describe('deliveries across server processes', function () {
       }
     }
 
-    // Both nodes did part of the work.
-    const delivered = await Promise.all(
-      nodes.map(async (node) => {
-        const metrics = await client(node.url).get('/metrics');
-        return Number(/palaver_delivery_attempts_total\{outcome="delivered"\} (\d+)/.exec(metrics.text)?.[1] ?? 0);
-      }),
-    );
+    // Both nodes did part of the work. A node counts a delivery once its outcome is committed,
+    // which is a moment after the receiver answered: wait for the last outcomes to be written.
+    const deliveredByNode = () =>
+      Promise.all(
+        nodes.map(async (node) => {
+          const metrics = await client(node.url).get('/metrics');
+          return Number(/palaver_delivery_attempts_total\{outcome="delivered"\} (\d+)/.exec(metrics.text)?.[1] ?? 0);
+        }),
+      );
+    let delivered = await deliveredByNode();
+    for (let i = 0; i < 100 && delivered[0]! + delivered[1]! < 5000; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      delivered = await deliveredByNode();
+    }
     expect(delivered[0]).to.be.greaterThan(0);
     expect(delivered[1]).to.be.greaterThan(0);
     expect(delivered[0]! + delivered[1]!).to.be.at.least(5000);
