@@ -4,6 +4,8 @@ import type { Database } from './db/orm.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { ClientCallers } from './client/caller.ts';
+import type { ClientMessageWriter } from './chat/client-messages.ts';
 import type { TypingTimeouts } from './chat/events.ts';
 import type { DeliveryWorker } from './deliveries/worker.ts';
 import type { MediaStorage } from './media/storage.ts';
@@ -20,6 +22,10 @@ export interface AppDeps {
   /** This node's delivery worker; absent when webhooks.enabled is off. */
   deliveries: DeliveryWorker | undefined;
   typing: TypingTimeouts;
+  /** Chat clients' messages, group-committed. */
+  messages: ClientMessageWriter;
+  /** Who is calling the Client API (REST and sockets). */
+  callers: ClientCallers;
   media: MediaStorage;
   writeLimiter: RateLimiterAbstract;
   /** The Socket.IO gateway: REST changes are published to sockets through it, after commit. */

@@ -8,6 +8,8 @@ export interface Metrics {
   /** Attempts by what came of them: delivered, failed (to be retried), dead. */
   deliveries: Counter<'outcome'>;
   deliveryAttemptSeconds: Histogram<'outcome'>;
+  /** Client messages per group-committed transaction. */
+  messageBatchSize: Histogram;
 }
 
 /** `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all nodes. */
@@ -34,6 +36,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const messageBatchSize = new Histogram({
+    name: 'palaver_message_batch_size',
+    help: 'Chat clients\' messages written per transaction (group commit)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [registry],
+  });
   new Gauge({
     name: 'palaver_deliveries_pending',
     help: 'Deliveries waiting to be sent or retried (all nodes)',
@@ -42,5 +50,5 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(await pendingDeliveries());
     },
   });
-  return { registry, httpDuration, deliveries, deliveryAttemptSeconds };
+  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, messageBatchSize };
 }

@@ -13,6 +13,8 @@ import { createLogger, type Logger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { countPending } from './deliveries/store.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
+import { ClientCallers } from './client/caller.ts';
+import { ClientMessageWriter } from './chat/client-messages.ts';
 import { TypingTimeouts } from './chat/events.ts';
 import { createLimiter } from './http/middleware/rate-limit.ts';
 import { DiskMediaStorage } from './media/storage.ts';
@@ -49,7 +51,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const em = () => db.orm.em.fork();
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis);
-    const realtime = new Gateway({ em, logger, redis, typing, writeLimiter });
+    const messages = new ClientMessageWriter({ em, logger, metrics });
+    const callers = new ClientCallers(em);
+    const realtime = new Gateway({ em, logger, redis, typing, writeLimiter, messages, callers });
     const deps: AppDeps = {
       config,
       logger,
@@ -58,6 +62,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       redis,
       deliveries: worker,
       typing,
+      messages,
+      callers,
       media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
       writeLimiter,
       loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis),
@@ -82,6 +88,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await realtime.close();
         await stopHttp(http, config.shutdownTimeoutMs, logger);
         deps.typing.close();
+        // Socket events still in flight hand their messages in up to here.
+        await messages.drain();
         // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.
         await worker?.stop();
         redis?.disconnect();

@@ -3,8 +3,9 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type AgentSnapshot, type User } from '../db/entities/index.ts';
-import { insertMessage, type NewMessage } from './messages.ts';
+import { insertMessages, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
+import { refuseMerged } from './users.ts';
 
 export interface AgentMessageInput {
   userId: number;
@@ -16,25 +17,37 @@ export interface AgentMessageInput {
   media: { id: string; description?: string | null | undefined } | null;
 }
 
-export async function sendAgentMessage(em: EntityManager, input: AgentMessageInput): Promise<NewMessage & { user: User }> {
+export async function sendAgentMessage(em: EntityManager, input: AgentMessageInput): Promise<NewMessage & { agentChanged: boolean }> {
   return em.transactional(async (tx) => {
     const media = input.media ? await mediaOfConversation(tx, input.userId, input.media) : null;
-    const created = await insertMessage(tx, input.userId, {
-      deviceId: null,
-      typeId: input.typeId,
-      message: media ? null : input.text,
-      media,
-      // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
-      agent: input.agent,
-      requestUrl: null,
-    });
-    const { user } = created;
-    user.currentAgent = input.agent;
-    // A sent message ends the agent's typing.
-    user.agentTyping = null;
-    user.agentTypingUntil = null;
-    await tx.flush();
-    return created;
+    const [written] = await insertMessages(tx, [
+      {
+        userId: input.userId,
+        deviceId: null,
+        typeId: input.typeId,
+        message: media ? null : input.text,
+        media,
+        // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
+        agent: input.agent,
+        requestUrl: null,
+      },
+    ]);
+    if (!written) throw new Error('no message written');
+    // Merged since the caller looked it up (the message followed the merge): the Service must
+    // talk to the new user id, and the transaction rolls back.
+    if (written.user.id !== input.userId) refuseMerged({ mergedIntoUserId: written.user.id });
+    // Under the lock insertMessages took: this agent becomes the current one, and a sent
+    // message ends its typing. Whether the current agent changed decides the `agent` push.
+    const [updated] = await tx.getConnection().execute<Array<{ changed: boolean }>>(
+      `update users u set current_agent = ?::jsonb, agent_typing = null, agent_typing_until = null, updated_at = now()
+       from (select id, current_agent as before from users where id = ?) o
+       where u.id = o.id
+       returning o.before is distinct from u.current_agent as changed`,
+      [JSON.stringify(input.agent), input.userId],
+      'all',
+      tx.getTransactionContext(),
+    );
+    return { message: written.message, prevId: written.prevId, agentChanged: updated?.changed ?? true };
   });
 }
 

@@ -1,9 +1,9 @@
 // Messages of a conversation: writing them (with their delivery to the owner Service, in the
 // same transaction) and reading them the way clients page through them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { LockMode } from '@mikro-orm/core';
-import { MessageSchema, UserSchema, type Account, type MediaReference, type Message, type User } from '../db/entities/index.ts';
-import { enqueue } from '../deliveries/outbox.ts';
+import { MessageSchema, type Account, type MediaReference, type Message, type User } from '../db/entities/index.ts';
+import { pgIntArray } from '../db/pg-arrays.ts';
+import { enqueueAll } from '../deliveries/outbox.ts';
 import { messagePayload } from '../presenters/webhook-payloads.ts';
 
 /** What clients page through: everything but user system messages, which are signals for Services. */
@@ -28,44 +28,156 @@ export interface NewMessage {
 
 type MessageFields = Pick<Message, 'deviceId' | 'typeId' | 'message' | 'media' | 'agent' | 'requestUrl'>;
 
+export interface MessageRow extends MessageFields {
+  userId: number;
+}
+
+/** The user a message was written to, as it stood under the lock: what its delivery needs. */
+export interface LockedUser extends Pick<User, 'id' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'> {
+  mergedIntoUserId: number | null;
+}
+
+export interface WrittenMessage extends NewMessage {
+  user: LockedUser;
+}
+
+interface UserRow {
+  id: number;
+  owner_service_id: number;
+  unique_identifier: string | null;
+  additional_information: Record<string, unknown> | null;
+  merged_into_user_id: number | null;
+}
+
+async function lockUsers(em: EntityManager, ids: number[]): Promise<Map<number, LockedUser>> {
+  const rows = await em.getConnection().execute<UserRow[]>(
+    `select id, owner_service_id, unique_identifier, additional_information, merged_into_user_id
+     from users where id = any(?::int[]) order by id for update`,
+    [pgIntArray(ids)],
+    'all',
+    em.getTransactionContext(),
+  );
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        id: r.id,
+        ownerServiceId: r.owner_service_id,
+        uniqueIdentifier: r.unique_identifier,
+        additionalInformation: r.additional_information,
+        mergedIntoUserId: r.merged_into_user_id,
+      },
+    ]),
+  );
+}
+
 /**
  * Every message is written here, inside the caller's transaction and under a lock on its
  * user, so that one conversation's messages get increasing ids in the order they commit.
+ * Set-based, so a group commit of many messages costs the same two statements as one.
+ * A message for a user merged meanwhile (its sender read the conversation just before a
+ * login merged it) goes to the conversation it was merged into, like the rest of its history.
  */
-export async function insertMessage(em: EntityManager, userId: number, fields: MessageFields): Promise<NewMessage & { user: User }> {
-  const user = await em.findOneOrFail(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-  const previous = await em.findOne(
-    MessageSchema,
-    { userId, typeId: CLIENT_VISIBLE },
-    { orderBy: { id: 'desc' }, fields: ['id'] },
+export async function insertMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<WrittenMessage[]> {
+  const users = await lockUsers(em, [...new Set(rows.map((r) => r.userId))].sort((a, b) => a - b));
+  const missing = [...users.values()].flatMap((u) => (u.mergedIntoUserId !== null && !users.has(u.mergedIntoUserId) ? [u.mergedIntoUserId] : []));
+  // Registered users are never merged, so one step reaches the live conversation.
+  if (missing.length > 0) for (const [id, user] of await lockUsers(em, [...new Set(missing)].sort((a, b) => a - b))) users.set(id, user);
+  const target = rows.map((row) => {
+    const user = users.get(row.userId);
+    const live = user?.mergedIntoUserId != null ? users.get(user.mergedIntoUserId) : user;
+    if (!live) throw new Error(`user ${row.userId} not found`);
+    return live;
+  });
+  const createdAt = new Date();
+  // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
+  // row order, each message's previous client-visible one (an earlier row of the batch, or
+  // the conversation's last before it), and the insert, which the rest of the statement does
+  // not see.
+  const numbered = await em.getConnection().execute<Array<{ id: string; prev_id: string | null }>>(
+    `with r as (
+       select r.*, nextval(pg_get_serial_sequence('messages', 'id')) as id
+       from jsonb_to_recordset(?::jsonb) as r(n int, user_id int, device_id int, type_id smallint,
+                                               message text, media jsonb, agent jsonb, request_url text)
+     ),
+     p as (
+       select r.*, coalesce(
+                max(case when r.type_id <> 4 then r.id end)
+                  over (partition by r.user_id order by r.n rows between unbounded preceding and 1 preceding),
+                (select max(m.id) from messages m where m.user_id = r.user_id and m.type_id <> 4)) as prev_id
+       from r
+     ),
+     inserted as (
+       insert into messages (id, user_id, device_id, type_id, message, media, agent, request_url, status, created_at)
+       select id, user_id, device_id, type_id, message, media, agent, request_url, 2, ? from p
+     )
+     select id, prev_id from p order by n`,
+    [
+      JSON.stringify(
+        rows.map((row, n) => ({
+          n,
+          user_id: target[n]?.id,
+          device_id: row.deviceId,
+          type_id: row.typeId,
+          message: row.message,
+          media: row.media,
+          agent: row.agent,
+          request_url: row.requestUrl,
+        })),
+      ),
+      createdAt,
+    ],
+    'all',
+    em.getTransactionContext(),
   );
-  const message = em.create(MessageSchema, { userId, status: 2, ...fields });
-  await em.flush();
-  return { message, prevId: previous?.id ?? null, user };
+  const written = rows.map((row, i): WrittenMessage => {
+    const user = target[i] as LockedUser;
+    const ids = numbered[i];
+    if (!ids) throw new Error('message not inserted');
+    const message: Message = { ...row, id: Number(ids.id), userId: user.id, status: 2, createdAt };
+    return { message, prevId: ids.prev_id === null ? null : Number(ids.prev_id), user };
+  });
+  return written;
 }
 
-/** A message from the user's side (text, image, or a user system message), delivered to the owner. */
-export async function recordUserMessage(
-  em: EntityManager,
-  account: Account,
-  user: User,
-  input: UserMessageInput,
-): Promise<NewMessage> {
-  const created = await insertMessage(em, user.id, {
-    deviceId: input.deviceId,
-    typeId: input.typeId,
-    message: input.text,
-    media: input.media,
-    agent: null,
-    requestUrl: input.requestUrl,
-  });
-  await enqueue(em, {
-    kind: 'message',
-    payload: messagePayload(created.message, account, user),
-    recipients: [user.ownerServiceId],
-    orderingKey: user.id,
-  });
-  return { message: created.message, prevId: created.prevId };
+export interface UserMessage {
+  account: Account;
+  user: Pick<User, 'id'>;
+  input: UserMessageInput;
+}
+
+/** Messages from the users' side (text, image, or a user system message), each delivered to its owner. */
+export async function recordUserMessages(em: EntityManager, messages: readonly UserMessage[]): Promise<NewMessage[]> {
+  if (messages.length === 0) return [];
+  const written = await insertMessages(
+    em,
+    messages.map(({ user, input }) => ({
+      userId: user.id,
+      deviceId: input.deviceId,
+      typeId: input.typeId,
+      message: input.text,
+      media: input.media,
+      agent: null,
+      requestUrl: input.requestUrl,
+    })),
+  );
+  await enqueueAll(
+    em,
+    written.map(({ message, user }, i) => ({
+      kind: 'message' as const,
+      payload: messagePayload(message, messages[i]?.account as Account, user),
+      recipients: [user.ownerServiceId],
+      orderingKey: user.id,
+    })),
+  );
+  return written.map(({ message, prevId }) => ({ message, prevId }));
+}
+
+/** One message from the user's side. */
+export async function recordUserMessage(em: EntityManager, account: Account, user: Pick<User, 'id'>, input: UserMessageInput): Promise<NewMessage> {
+  const [recorded] = await recordUserMessages(em, [{ account, user, input }]);
+  if (!recorded) throw new Error('no message recorded');
+  return recorded;
 }
 
 

@@ -2,12 +2,17 @@
 // uniqueIdentifier a customer's backend put in the authorization header).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type User } from '../db/entities/index.ts';
-import { conflict } from '../http/errors.ts';
+import { AppError, conflict } from '../http/errors.ts';
 import { customerLock, lockName } from './locks.ts';
 
 export function ownerFor(account: Account): number {
   if (account.defaultServiceId == null) throw conflict('account_has_no_service');
   return account.defaultServiceId;
+}
+
+/** A merged anonymous id is a tombstone: callers are told the id the conversation lives on under. */
+export function refuseMerged(user: Pick<User, 'mergedIntoUserId'>): void {
+  if (user.mergedIntoUserId != null) throw new AppError(409, 'user_merged', [], { userId: user.mergedIntoUserId });
 }
 
 export function createAnonymousUser(em: EntityManager, account: Account, info: Record<string, unknown> | null): User {

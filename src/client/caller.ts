@@ -1,7 +1,11 @@
 // Who is calling the Client API: the account (from the identification header), the device
 // id, and the registered identity when an authorization header is given.
+import DataLoader from 'dataloader';
+import type { MetadataStorage } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, DeviceSchema, UserSchema, type Account, type Device, type User } from '../db/entities/index.ts';
+import { pgTextArray } from '../db/pg-arrays.ts';
+import { snapshot } from '../db/snapshots.ts';
 import { AppError, notFound } from '../http/errors.ts';
 import { verifyAuthorization, type RegisteredIdentity } from './authorization.ts';
 import { parseIdentification } from './identification.ts';
@@ -10,6 +14,8 @@ export interface ClientCaller {
   account: Account;
   deviceId: string;
   identity: RegisteredIdentity | undefined;
+  /** The device and its user as they stood when the call was identified; null for an unknown device. */
+  registered: { device: Device; user: User } | null;
 }
 
 export interface Conversation {
@@ -23,22 +29,66 @@ export interface CallerHeaders {
   authorization: string | undefined;
 }
 
-export async function identifyCaller(em: EntityManager, headers: CallerHeaders): Promise<ClientCaller> {
-  const { accountIdentification, deviceId } = parseIdentification(headers.identification);
-  const account = await em.findOne(AccountSchema, { identification: accountIdentification });
-  if (!account) throw notFound('account_not_found');
-  const identity = verifyAuthorization(headers.authorization, account);
-  return { account, deviceId, identity };
+type Snapshot = Record<'account' | 'device' | 'user', Record<string, unknown> | null>;
+/** Without a cache, DataLoader needs no string keys: each load is one row of the batch. */
+type CallerKey = { accountIdentification: string; deviceId: string };
+
+/**
+ * Every Client API call and every socket event starts here: the account, the device and its
+ * user, read in one statement. Calls arriving in the same turn of the event loop share that
+ * statement (a DataLoader without a cache: each call still reads after it arrived). The rows
+ * are snapshots (see db/snapshots.ts).
+ */
+export class ClientCallers {
+  private readonly loader: DataLoader<CallerKey, Snapshot | null>;
+  private readonly metadata: MetadataStorage;
+  /** Raw statements only: no entity manager (and no unit of work) per read. */
+  private readonly connection: ReturnType<EntityManager['getConnection']>;
+
+  constructor(em: () => EntityManager) {
+    const root = em();
+    this.metadata = root.getMetadata();
+    this.connection = root.getConnection();
+    this.loader = new DataLoader((keys) => this.read(keys), {
+      cache: false,
+      // Past the I/O callbacks of this turn, so requests that arrived together are read together.
+      batchScheduleFn: (callback) => setImmediate(callback),
+      maxBatchSize: 500,
+    });
+  }
+
+  async identify(headers: CallerHeaders): Promise<ClientCaller> {
+    const { accountIdentification, deviceId } = parseIdentification(headers.identification);
+    const row = await this.loader.load({ accountIdentification, deviceId });
+    if (!row?.account) throw notFound('account_not_found');
+    const account = snapshot(this.metadata, AccountSchema, row.account);
+    const identity = verifyAuthorization(headers.authorization, account);
+    const registered =
+      row.device && row.user ? { device: snapshot(this.metadata, DeviceSchema, row.device), user: snapshot(this.metadata, UserSchema, row.user) } : null;
+    return { account, deviceId, identity, registered };
+  }
+
+  private async read(keys: readonly CallerKey[]): Promise<Array<Snapshot | null>> {
+    const rows = await this.connection.execute<Array<Snapshot & { n: number }>>(
+        `select k.n, row_to_json(a) as account, row_to_json(d) as device, row_to_json(u) as "user"
+         from unnest(?::text[], ?::text[]) with ordinality as k(account_identification, device_id, n)
+         join accounts a on a.identification = k.account_identification
+         left join devices d on d.account_id = a.id and d.unique_app_device_id = k.device_id
+         left join users u on u.id = d.user_id`,
+        [pgTextArray(keys.map((k) => k.accountIdentification)), pgTextArray(keys.map((k) => k.deviceId))],
+    );
+    const found = new Map(rows.map((row) => [Number(row.n), row]));
+    return keys.map((_, i) => found.get(i + 1) ?? null);
+  }
 }
 
 /**
  * The caller's conversation, for every call but POST /devices. A registered user's device
  * must present that user's authorization: a device id alone never opens a customer's history.
  */
-export async function openConversation(em: EntityManager, caller: ClientCaller): Promise<Conversation> {
-  const device = await em.findOne(DeviceSchema, { accountId: caller.account.id, uniqueAppDeviceId: caller.deviceId });
-  if (!device) throw notFound('device_not_found');
-  const user = await em.findOneOrFail(UserSchema, { id: device.userId });
+export function openConversation(caller: ClientCaller): Conversation {
+  if (!caller.registered) throw notFound('device_not_found');
+  const { device, user } = caller.registered;
   if (user.kind === 'registered') {
     if (!caller.identity) throw new AppError(401, 'authorization_required');
     if (caller.identity.identification !== user.uniqueIdentifier) throw new AppError(403, 'authorization_mismatch');

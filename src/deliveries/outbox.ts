@@ -1,5 +1,6 @@
 // The one place that writes deliveries. Whoever causes a payload hands it here inside the
 // transaction of the change, so the outbox rows commit with the change or not at all.
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
@@ -25,39 +26,79 @@ export function hasEnqueued(em: object): boolean {
 
 /** Adds the payload's deliveries to the caller's transaction; returns their ids (the `webhook-id`s). */
 export async function enqueue(em: EntityManager, request: DeliveryRequest): Promise<string[]> {
+  const [ids] = await enqueueAll(em, [request]);
+  return ids ?? [];
+}
+
+interface Row {
+  id: string;
+  service_id: number;
+  ordering_key: number | null;
+  kind: DeliveryKind;
+  payload: string;
+  /** The first of its chain in this call: only it can be ready, and only if the chain has nothing pending. */
+  first: boolean;
+  n: number;
+}
+
+/**
+ * Several payloads at once, in order (a group commit of messages writes all of its deliveries
+ * here): two statements whatever their number. Returns each request's delivery ids.
+ */
+export async function enqueueAll(em: EntityManager, requests: readonly DeliveryRequest[]): Promise<string[][]> {
   if (!em.isInTransaction()) {
     // A delivery written outside the change's transaction could outlive a rolled-back change.
     throw new OutboxError('deliveries must be enqueued inside the transaction of the change that causes them');
   }
-  // Sorted, so transactions that lock several chains take the locks in one global order.
-  const recipients = [...new Set(request.recipients)].sort((a, b) => a - b);
-  if (recipients.length === 0) return [];
+  const rows: Row[] = [];
+  const chains = new Map<string, [number, number]>();
+  const planned = requests.map((request) => {
+    const payload = JSON.stringify(request.payload);
+    return [...new Set(request.recipients)].sort((a, b) => a - b).map((serviceId) => {
+      const key = request.orderingKey;
+      const chain = `${serviceId}:${key}`;
+      const first = key !== null && !chains.has(chain);
+      if (first) chains.set(chain, [serviceId, key]);
+      const row: Row = { id: randomUUID(), service_id: serviceId, ordering_key: key, kind: request.kind, payload, first, n: rows.length };
+      rows.push(row);
+      return row.id;
+    });
+  });
+  if (rows.length === 0) return planned;
   const connection = em.getConnection();
   const trx: unknown = em.getTransactionContext();
-  if (request.orderingKey !== null) {
+  if (chains.size > 0) {
     // The chain lock (also taken when a delivery of the chain completes) makes "is there an
-    // earlier pending delivery?" and the promotion of the next one exclude each other.
+    // earlier pending delivery?" and the promotion of the next one exclude each other. Taken
+    // in one global order, so transactions that lock several chains cannot deadlock.
+    const locks = [...chains.values()];
     await connection.execute(
-      `select pg_advisory_xact_lock(id, ?) from services where id = any(?::int[]) order by id`,
-      [request.orderingKey, pgIntArray(recipients)],
+      `select pg_advisory_xact_lock(c.service_id, c.ordering_key)
+       from unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
+       order by c.service_id, c.ordering_key`,
+      [pgIntArray(locks.map(([serviceId]) => serviceId)), pgIntArray(locks.map(([, key]) => key))],
       'all',
       trx,
     );
   }
-  const rows = await connection.execute<Array<{ id: string }>>(
+  // Services without a webhook URL receive nothing. Inserted in request order, so `seq` keeps it.
+  const inserted = await connection.execute<Array<{ id: string }>>(
     `insert into deliveries (id, service_id, ordering_key, kind, payload, ready)
-     select gen_random_uuid(), s.id, ?::int, ?, ?,
-            ?::int is null or not exists (
+     select r.id, r.service_id, r.ordering_key, r.kind, r.payload,
+            r.ordering_key is null or (r.first and not exists (
               select 1 from deliveries e
-              where e.service_id = s.id and e.ordering_key = ?::int and e.state = 'pending')
-     from services s
-     where s.id = any(?::int[]) and s.webhook_url is not null
-     order by s.id
+              where e.service_id = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'))
+     from jsonb_to_recordset(?::jsonb)
+          as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
+     join services s on s.id = r.service_id and s.webhook_url is not null
+     order by r.n
      returning id`,
-    [request.orderingKey, request.kind, JSON.stringify(request.payload), request.orderingKey, request.orderingKey, pgIntArray(recipients)],
+    [JSON.stringify(rows)],
     'all',
     trx,
   );
-  if (rows.length > 0) enqueuedIn.add(em);
-  return rows.map((r) => r.id);
+  if (inserted.length === 0) return planned.map(() => []);
+  enqueuedIn.add(em);
+  const kept = new Set(inserted.map((r) => r.id));
+  return planned.map((ids) => ids.filter((id) => kept.has(id)));
 }

@@ -1,11 +1,11 @@
 import type { Middleware } from 'koa';
-import { identifyCaller, openConversation, type ClientCaller, type Conversation } from '../../client/caller.ts';
+import { openConversation, type ClientCaller, type Conversation } from '../../client/caller.ts';
 import type { AppContext, AppContextExtras, AppState } from '../../http/types.ts';
 
 /** Every client call: identification header, account, and the authorization header if any. */
 export function identifyClient(): Middleware<AppState, AppContextExtras> {
   return async (ctx, next) => {
-    ctx.state.client = await identifyCaller(ctx.deps.db.orm.em, {
+    ctx.state.client = await ctx.deps.callers.identify({
       identification: ctx.get('x-iris-identification') || undefined,
       authorization: ctx.get('authorization') || undefined,
     });
@@ -19,8 +19,8 @@ export function caller(ctx: AppContext): ClientCaller {
   return client;
 }
 
-export function conversation(ctx: AppContext): Promise<Conversation> {
-  return openConversation(ctx.deps.db.orm.em, caller(ctx));
+export function conversation(ctx: AppContext): Conversation {
+  return openConversation(caller(ctx));
 }
 
 /** `referer` from the body, else the Referer header: becomes the message's requestUrl. */

@@ -9,7 +9,7 @@ import { EVENT_NAMES, eventParams } from './schema.ts';
 export function eventRoutes(router: AppRouter): void {
   router.post('/services/event/:name', limitWrites(), async (ctx) => {
     const name = EVENT_NAMES[parseParams(ctx, eventParams).name];
-    const { account, user } = await conversation(ctx);
+    const { account, user } = conversation(ctx);
     await sendEvent(ctx.deps.db.orm.em, account, user, name);
     if (name === 'startTyping') ctx.deps.typing.started(user.id);
     if (name === 'stopTyping') ctx.deps.typing.stopped(user.id);

@@ -11,7 +11,7 @@ import { mediaParams } from './schema.ts';
 export function mediaRoutes(router: AppRouter, maxBytes: number): void {
   router.post('/media', limitWrites(), multipart(maxBytes), async (ctx) => {
     const media = await withUploadedFile(ctx, 'media', async (file) => {
-      const { account, user } = await conversation(ctx);
+      const { account, user } = conversation(ctx);
       return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, file);
     });
     respond(ctx, { data: { media: media.id } });
@@ -19,7 +19,7 @@ export function mediaRoutes(router: AppRouter, maxBytes: number): void {
 
   router.get('/media/:year/:month/:day/:file', async (ctx) => {
     const { year, month, day, file } = parseParams(ctx, mediaParams);
-    const { account, user } = await conversation(ctx);
+    const { account, user } = conversation(ctx);
     const found = await readMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, `${year}/${month}/${day}/${file}`);
     if (!found) throw notFound('media_not_found');
     ctx.type = found.media.mimeType;

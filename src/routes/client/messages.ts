@@ -5,7 +5,6 @@ import {
   unseenAgentMessages,
   type Cursor,
 } from '../../chat/messages.ts';
-import { sendClientMessage } from '../../chat/client-messages.ts';
 import { respond } from '../../http/envelope.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import { notFound } from '../../http/errors.ts';
@@ -19,7 +18,7 @@ import { messageBody, messageCursorParams, statusBody, statusParams } from './sc
 const PAGE_SIZE = 50;
 
 async function answerPage(ctx: AppContext, cursor: Cursor): Promise<void> {
-  const { account, user } = await conversation(ctx);
+  const { account, user } = conversation(ctx);
   const em = ctx.deps.db.orm.em;
   const { rows, olderThan } = await messagePage(em, user.id, cursor, PAGE_SIZE);
   const newest = rows[0];
@@ -41,14 +40,14 @@ async function answerPage(ctx: AppContext, cursor: Cursor): Promise<void> {
 export function messageRoutes(router: AppRouter): void {
   router.post('/messages', limitWrites(), async (ctx) => {
     const body = parseBody(ctx, messageBody);
-    const { account, device, user } = await conversation(ctx);
-    const { message, prevId } = await sendClientMessage(ctx.deps.db.orm.em, account, user, device, {
-      typeId: body.typeId ?? 1,
-      text: body.message ?? null,
-      media: body.media ?? null,
-      requestUrl: requestUrl(ctx, body.referer),
+    const { account, device, user } = conversation(ctx);
+    const { message, prevId } = await ctx.deps.messages.send({
+      account,
+      user,
+      device,
+      input: { typeId: body.typeId ?? 1, text: body.message ?? null, media: body.media ?? null, requestUrl: requestUrl(ctx, body.referer) },
     });
-    ctx.deps.realtime.messageCreated(user.id, message, prevId);
+    ctx.deps.realtime.messageCreated(message, prevId);
     // The reference body carries the id as a string.
     respond(ctx, { data: { messageId: String(message.id) } });
   });
@@ -56,7 +55,7 @@ export function messageRoutes(router: AppRouter): void {
   router.get('/messages', (ctx) => answerPage(ctx, { kind: 'latest' }));
 
   router.get('/messages/unseen/count', async (ctx) => {
-    const { user } = await conversation(ctx);
+    const { user } = conversation(ctx);
     const messageIds = await unseenAgentMessages(ctx.deps.db.orm.em, user.id);
     respond(ctx, { data: { messageIds, count: messageIds.length } });
   });
@@ -64,7 +63,7 @@ export function messageRoutes(router: AppRouter): void {
   router.put('/messages/status/:status', limitWrites(), async (ctx) => {
     const { status } = parseParams(ctx, statusParams);
     const { messageIds } = parseBody(ctx, statusBody);
-    const { account, user } = await conversation(ctx);
+    const { account, user } = conversation(ctx);
     const updated = await raiseStatus(ctx.deps.db.orm.em, user.id, messageIds, status);
     if (!updated) throw notFound('message_not_found');
     ctx.deps.realtime.publish({ kind: 'messageStatus', userId: user.id, messages: updated.map((m) => ({ id: m.id, status: m.status })) });
@@ -75,7 +74,7 @@ export function messageRoutes(router: AppRouter): void {
     const { cursor } = parseParams(ctx, messageCursorParams);
     const [kind, id] = cursor.includes(':') ? cursor.split(':') : ['one', cursor];
     if (kind === 'before' || kind === 'after') return answerPage(ctx, { kind, id: Number(id) });
-    const { account, user } = await conversation(ctx);
+    const { account, user } = conversation(ctx);
     const message = await findMessage(ctx.deps.db.orm.em, user.id, Number(id));
     if (!message) throw notFound('message_not_found');
     respond(ctx, { data: presentClientMessage(message, account.id) });

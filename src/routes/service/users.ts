@@ -60,15 +60,16 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
   router.post('/users/:userId/messages', async (ctx) => {
     const body = parseBody(ctx, agentMessageBody);
     const { caller, user } = await targetUser(ctx);
-    const { message, prevId } = await sendAgentMessage(ctx.deps.db.orm.em, {
+    const { message, prevId, agentChanged } = await sendAgentMessage(ctx.deps.db.orm.em, {
       userId: user.id,
       agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },
       typeId: body.typeId,
       text: body.message ?? null,
       media: body.media ?? null,
     });
-    ctx.deps.realtime.messageCreated(user.id, message, prevId);
-    ctx.deps.realtime.publish({ kind: 'agent', userId: user.id, agent: message.agent ?? null });
+    ctx.deps.realtime.messageCreated(message, prevId);
+    // Sockets hear of the current agent when it changes, not with every message of the same agent.
+    if (agentChanged) ctx.deps.realtime.publish({ kind: 'agent', userId: message.userId, agent: message.agent ?? null });
     respond(ctx, { data: presentClientMessage(message, caller.account.id) }, 201);
   });
 

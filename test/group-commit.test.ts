@@ -1,0 +1,129 @@
+// Group commit of chat clients' messages (src/chat/client-messages.ts): many senders at once,
+// each answered only after its own message and delivery committed, in order per conversation;
+// a message that cannot be written fails alone; a message whose conversation was merged while
+// it waited goes to the conversation it was merged into.
+import { expect } from 'chai';
+import type { ClientMessage } from '../src/chat/client-messages.ts';
+import { AccountSchema, DeliverySchema, DeviceSchema, MessageSchema, UserSchema } from '../src/db/entities/index.ts';
+import { AppError } from '../src/http/errors.ts';
+import { sharedServer } from './support/server.ts';
+import { tenant, type Tenant } from './support/tenant.ts';
+import { Widget } from './support/widget.ts';
+
+/** What a client call holds when it hands its message to the writer: the records it read. */
+async function clientMessage(t: Tenant, widget: Widget, text: string): Promise<ClientMessage> {
+  const em = sharedServer().deps.db.orm.em.fork();
+  const device = await em.findOneOrFail(DeviceSchema, { accountId: t.account.id, uniqueAppDeviceId: widget.deviceId });
+  return {
+    account: await em.findOneOrFail(AccountSchema, { id: t.account.id }),
+    user: await em.findOneOrFail(UserSchema, { id: device.userId }),
+    device,
+    input: { typeId: 1, text, media: null, requestUrl: null },
+  };
+}
+
+async function batchesSoFar(): Promise<{ count: number; sum: number }> {
+  const metric = await sharedServer().deps.metrics.messageBatchSize.get();
+  const value = (name: string) => metric.values.find((v) => v.metricName === name)?.value ?? 0;
+  return { count: value('palaver_message_batch_size_count'), sum: value('palaver_message_batch_size_sum') };
+}
+
+describe('group commit of client messages', function () {
+  this.timeout(60_000);
+  let t: Tenant;
+
+  beforeEach(async () => {
+    t = await tenant();
+  });
+  afterEach(() => t.receiver.close());
+
+  it('accepts many concurrent senders, each in order, each delivered once in order, sharing transactions', async () => {
+    const widgets = Array.from({ length: 16 }, () => new Widget(t.account));
+    const userIds = await Promise.all(widgets.map(async (w) => (await w.register()).body.data.userId));
+    const before = await batchesSoFar();
+    const perDevice = 8;
+    // Each device sends its messages one after the other; the devices all at once.
+    const acknowledged = await Promise.all(
+      widgets.map(async (widget, d) => {
+        const ids: number[] = [];
+        for (let i = 0; i < perDevice; i++) {
+          const answer = await widget.send({ message: `device ${d} message ${i}` });
+          expect(answer.status, answer.text).to.equal(200);
+          ids.push(Number(answer.body.data.messageId));
+        }
+        return ids;
+      }),
+    );
+    const total = widgets.length * perDevice;
+    const after = await batchesSoFar();
+    expect(after.sum - before.sum).to.equal(total);
+    // Shared transactions: fewer commits than messages.
+    expect(after.count - before.count).to.be.below(total);
+
+    const em = sharedServer().deps.db.orm.em.fork();
+    for (const [d, userId] of userIds.entries()) {
+      const rows = await em.find(MessageSchema, { userId }, { orderBy: { id: 'asc' } });
+      expect(rows.map((m) => m.message)).to.deep.equal(Array.from({ length: perDevice }, (_, i) => `device ${d} message ${i}`));
+      // Acknowledged ids are the stored ones, increasing in the order they were answered.
+      expect(rows.map((m) => m.id)).to.deep.equal(acknowledged[d]);
+    }
+
+    const received = await t.receiver.waitFor(total, 30_000);
+    expect(received).to.have.length(total);
+    for (const [d, userId] of userIds.entries()) {
+      const texts = received
+        .map((r) => r.json as { message: string; user: { id: string } })
+        .filter((p) => p.user.id === String(userId))
+        .map((p) => p.message);
+      expect(texts).to.deep.equal(Array.from({ length: perDevice }, (_, i) => `device ${d} message ${i}`));
+    }
+  });
+
+  it('fails only the message that cannot be written, whether refused or broken', async () => {
+    const widgets = Array.from({ length: 4 }, () => new Widget(t.account));
+    for (const widget of widgets) await widget.register();
+    const good = await Promise.all(widgets.map((w, i) => clientMessage(t, w, `good ${i}`)));
+    const refused: ClientMessage = { ...good[0]!, input: { ...good[0]!.input, media: { id: '00000000-0000-4000-8000-000000000000' } } };
+    // A user that does not exist: the whole transaction fails, then each message is tried alone.
+    const broken: ClientMessage = { ...good[1]!, user: { ...good[1]!.user, id: 2_000_000_000 } };
+    const writer = sharedServer().deps.messages;
+    // Handed in within one turn of the event loop: one batch.
+    const outcomes = await Promise.allSettled([refused, ...good, broken].map((m) => writer.send(m)));
+
+    const [first, ...rest] = outcomes;
+    const last = rest.pop();
+    expect(first?.status).to.equal('rejected');
+    expect((first as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'media_not_found' });
+    expect(last?.status).to.equal('rejected');
+    expect((last as PromiseRejectedResult).reason).to.not.be.instanceOf(AppError);
+    expect(rest.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+
+    const em = sharedServer().deps.db.orm.em.fork();
+    const stored = await em.find(MessageSchema, { userId: good.map((m) => m.user.id) }, { orderBy: { id: 'asc' } });
+    expect(stored.map((m) => m.message)).to.have.members(['good 0', 'good 1', 'good 2', 'good 3']);
+    expect(await em.count(DeliverySchema, { serviceId: t.service.id, kind: 'message' })).to.equal(4);
+  });
+
+  it('writes a message whose conversation was merged while it waited into the registered conversation', async () => {
+    const widget = new Widget(t.account);
+    const anonymousId = (await widget.register()).body.data.userId;
+    // The call read its conversation, then the customer logged in on the same device.
+    const stale = await clientMessage(t, widget, 'sent just before the login');
+    widget.signIn('customer-group-commit');
+    const registeredId = (await widget.register()).body.data.userId;
+    expect(registeredId).to.not.equal(anonymousId);
+
+    const { message, prevId } = await sharedServer().deps.messages.send(stale);
+    expect(message.userId).to.equal(registeredId);
+    expect(prevId).to.equal(null);
+
+    const em = sharedServer().deps.db.orm.em.fork();
+    expect(await em.count(MessageSchema, { userId: anonymousId })).to.equal(0);
+    const delivered = () =>
+      t.receiver.requests
+        .map((r) => r.json as { message?: string; user?: { id: string } })
+        .find((p) => p.message === 'sent just before the login');
+    for (let i = 0; i < 100 && !delivered(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(delivered()?.user?.id).to.equal(String(registeredId));
+  });
+});
