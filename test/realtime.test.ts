@@ -139,6 +139,9 @@ describe('real-time gateway', function () {
         const [agent] = await socket.waitFor('agent', 1);
         expect(agent).to.deep.equal({ agent: { id: 9, name: 'Grace', avatar: null, isTyping: null } });
       }
+      // The same agent again: the message, but no second `agent` (it did not change).
+      await agentSays(userId, 'How can I help?');
+      await a.waitFor('message', 2);
 
       await client(sharedServer().url).post(`/users/${userId}/typing`, {
         token: t.service.apiKey,
@@ -146,6 +149,8 @@ describe('real-time gateway', function () {
       });
       const [typing] = await a.waitFor('agentTyping', 1);
       expect(typing).to.deep.include({ isTyping: true });
+      // Pushed after the second message: an `agent` for that message would have come before.
+      expect(a.events('agent')).to.have.length(1);
       await client(sharedServer().url).put(`/users/${userId}/agent/unset`, { token: t.service.apiKey });
       const agents = await b.waitFor('agent', 2);
       expect(agents[1]).to.deep.equal({ agent: null });

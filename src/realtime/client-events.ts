@@ -2,8 +2,8 @@
 // commands, rules and write limits, each acknowledged with the envelope REST would answer.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { identifyCaller, openConversation } from '../client/caller.ts';
-import { sendClientMessage } from '../chat/client-messages.ts';
+import { openConversation, type ClientCallers } from '../client/caller.ts';
+import type { ClientMessageWriter } from '../chat/client-messages.ts';
 import { sendEvent, type TypingTimeouts } from '../chat/events.ts';
 import { buildEnvelope, errorNotifications, type EnvelopeParts } from '../http/envelope.ts';
 import { AppError } from '../http/errors.ts';
@@ -18,25 +18,33 @@ import type { ClientSocket, Gateway } from './gateway.ts';
 
 export interface ClientEventDeps {
   em: () => EntityManager;
+  messages: ClientMessageWriter;
+  callers: ClientCallers;
   writeLimiter: RateLimiterAbstract;
   typing: TypingTimeouts;
   logger: Logger;
 }
 
-type Work = (body: unknown) => Promise<EnvelopeParts>;
+type Work = (socket: ClientSocket, body: unknown) => Promise<EnvelopeParts>;
+type Handler = (this: ClientSocket, body: unknown, ack?: Ack) => void;
 
-export function registerClientEvents(socket: ClientSocket, deps: ClientEventDeps, gateway: Gateway): void {
-  const { headers } = socket.data;
+/**
+ * The handlers of the client events, made once for all sockets: Socket.IO calls a listener
+ * with its socket as `this`, so a socket carries four references, not four closures (about
+ * 2 KB a socket less, measured by the connections benchmark).
+ */
+export function clientEventHandlers(deps: ClientEventDeps, gateway: Gateway): Array<[keyof ClientToServerEvents, Handler]> {
   /** Identified afresh for each event, like each REST call (the authorization may have expired). */
-  const conversationOf = async (em: EntityManager) => openConversation(em, await identifyCaller(em, headers));
+  const conversationOf = async (socket: ClientSocket) => openConversation(await deps.callers.identify(socket.data.headers));
 
   /** Runs one client event like its REST route: limit, work, and the envelope as the answer. */
-  const on = (event: keyof ClientToServerEvents, path: string, work: Work) => {
-    socket.on(event, (body: unknown, ack?: Ack) => {
+  const handler =
+    (event: keyof ClientToServerEvents, path: string, work: Work): Handler =>
+    function (this: ClientSocket, body, ack) {
       const origin = { path, method: 'post', startedAt: process.hrtime.bigint() };
       const answer = typeof ack === 'function' ? ack : () => undefined;
-      consumeOrRefuse(deps.writeLimiter, socket.data.limitKey)
-        .then(() => work(body))
+      consumeOrRefuse(deps.writeLimiter, this.data.limitKey)
+        .then(() => work(this, body))
         .then(
           (parts) => answer(buildEnvelope(origin, true, parts)),
           (err: unknown) => {
@@ -46,33 +54,34 @@ export function registerClientEvents(socket: ClientSocket, deps: ClientEventDeps
             answer(buildEnvelope(origin, false, { data: error.data, notifications: errorNotifications(error) }));
           },
         );
-    });
-  };
+    };
 
-  on('message', '/messages', async (raw) => {
+  const message = handler('message', '/messages', async (socket, raw) => {
     const body = check(messageBody, raw ?? {}, 'body');
-    const em = deps.em();
-    const { account, device, user } = await conversationOf(em);
-    const { message, prevId } = await sendClientMessage(em, account, user, device, {
-      typeId: body.typeId ?? 1,
-      text: body.message ?? null,
-      media: body.media ?? null,
-      requestUrl: body.referer ?? null,
+    const { account, device, user } = await conversationOf(socket);
+    const { message: written, prevId } = await deps.messages.send({
+      account,
+      user,
+      device,
+      input: { typeId: body.typeId ?? 1, text: body.message ?? null, media: body.media ?? null, requestUrl: body.referer ?? null },
     });
-    gateway.messageCreated(user.id, message, prevId);
-    return { data: { messageId: String(message.id) } };
+    gateway.messageCreated(written, prevId);
+    return { data: { messageId: String(written.id) } };
   });
 
   const event = (name: EventName, path: string) =>
-    on(name, path, async () => {
-      const em = deps.em();
-      const { account, user } = await conversationOf(em);
-      await sendEvent(em, account, user, name);
+    handler(name, path, async (socket) => {
+      const { account, user } = await conversationOf(socket);
+      await sendEvent(deps.em(), account, user, name);
       if (name === 'startTyping') deps.typing.started(user.id);
       if (name === 'stopTyping') deps.typing.stopped(user.id);
       return { data: {} };
     });
-  event('startTyping', '/services/event/startTyping');
-  event('stopTyping', '/services/event/stopTyping');
-  event('chatOpened', '/services/event/ChatOpened');
+
+  return [
+    ['message', message],
+    ['startTyping', event('startTyping', '/services/event/startTyping')],
+    ['stopTyping', event('stopTyping', '/services/event/stopTyping')],
+    ['chatOpened', event('chatOpened', '/services/event/ChatOpened')],
+  ];
 }

@@ -9,32 +9,45 @@ import type { Message } from '../db/entities/index.ts';
 
 const PULL_BATCH = 200;
 
-export interface FeedTarget {
-  /** Messages from this device are the client's own: skipped, but counted as seen. */
-  deviceId: number;
-  userId: number;
-  send(message: Message): void;
+export interface FeedSocket {
+  data: {
+    /** Messages from this device are the client's own: skipped, but counted as seen. */
+    deviceId: number;
+    /** The conversation (changed by a merge, with restart()). */
+    userId: number;
+  };
 }
 
-export class SocketFeed {
+/** What every feed uses, made once: a feed holds no closures of its own (memory per idle socket). */
+export interface FeedOutlet<S extends FeedSocket> {
+  em: () => EntityManager;
+  send(socket: S, message: Message): void;
+  onError(err: unknown): void;
+}
+
+export class SocketFeed<S extends FeedSocket> {
   private pulling: Promise<void> | undefined;
   private again = false;
 
   constructor(
-    private readonly target: FeedTarget,
-    private readonly em: () => EntityManager,
+    private readonly socket: S,
+    private readonly outlet: FeedOutlet<S>,
     public lastSent: number,
-    private readonly onError: (err: unknown) => void,
   ) {}
 
-  /** A new message of the conversation, with the id of the one before it. */
-  offer(message: Message, prevId: number | null): void {
-    if (message.id <= this.lastSent) return;
+  /**
+   * A new message of the conversation, with the id of the one before it. True when it
+   * continues this feed and is for this socket: the caller sends it (once for all the sockets
+   * it goes to, see Gateway.offer); anything else the feed sees to itself.
+   */
+  take(message: Message, prevId: number | null): boolean {
+    if (message.id <= this.lastSent) return false;
     if (!this.pulling && prevId === this.lastSent) {
-      this.deliver(message);
-      return;
+      this.lastSent = message.id;
+      return message.deviceId !== this.socket.data.deviceId;
     }
     void this.pull();
+    return false;
   }
 
   /** Reads and sends whatever is after lastSent; a request during a read makes one more read. */
@@ -52,7 +65,7 @@ export class SocketFeed {
           if (batch.length === PULL_BATCH) this.again = true;
         } while (this.again);
       } catch (err) {
-        this.onError(err);
+        this.outlet.onError(err);
       } finally {
         this.pulling = undefined;
       }
@@ -60,19 +73,18 @@ export class SocketFeed {
     return this.pulling;
   }
 
-  /** Starts over from another conversation (after a merge moved the socket). */
-  restart(userId: number, lastSent: number): void {
-    this.target.userId = userId;
+  /** Starts over in another conversation (after a merge moved the socket to socket.data.userId). */
+  restart(lastSent: number): void {
     this.lastSent = lastSent;
   }
 
   private async read(): Promise<Message[]> {
-    const newestFirst = await listMessages(this.em(), this.target.userId, { kind: 'after', id: this.lastSent }, PULL_BATCH);
+    const newestFirst = await listMessages(this.outlet.em(), this.socket.data.userId, { kind: 'after', id: this.lastSent }, PULL_BATCH);
     return newestFirst.reverse();
   }
 
   private deliver(message: Message): void {
     this.lastSent = message.id;
-    if (message.deviceId !== this.target.deviceId) this.target.send(message);
+    if (message.deviceId !== this.socket.data.deviceId) this.outlet.send(this.socket, message);
   }
 }

@@ -8,15 +8,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import { Server, type Socket } from 'socket.io';
-import { identifyCaller, openConversation, type CallerHeaders } from '../client/caller.ts';
+import { openConversation, type CallerHeaders } from '../client/caller.ts';
 import { MessageSchema, type AgentSnapshot, type Message } from '../db/entities/index.ts';
 import { AppError } from '../http/errors.ts';
 import { knownError } from '../http/middleware/error-handler.ts';
 import { writeLimitKey } from '../http/middleware/rate-limit.ts';
 import type { Logger } from '../logger.ts';
 import { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
-import { SocketFeed } from './feed.ts';
-import { registerClientEvents, type ClientEventDeps } from './client-events.ts';
+import { SocketFeed, type FeedOutlet } from './feed.ts';
+import { clientEventHandlers, type ClientEventDeps } from './client-events.ts';
 import type { ClientToServerEvents, ServerToClientEvents } from './events.ts';
 
 /** What one node tells all nodes (itself included) about a conversation. */
@@ -36,8 +36,9 @@ interface SocketData {
   /** The write-limit key, the same as the device's REST calls use. */
   limitKey: string;
   accountId: number;
+  deviceId: number;
   userId: number;
-  feed: SocketFeed;
+  feed: SocketFeed<ClientSocket>;
 }
 
 export type ClientSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
@@ -55,7 +56,23 @@ export class Gateway {
   private readonly byUser = new Map<number, Set<ClientSocket>>();
   private readonly adapterClients: Redis[] = [];
 
-  constructor(private readonly deps: GatewayDeps) {}
+  /** Shared by every socket (each gets them with itself as `this`), so a socket holds no closures of its own. */
+  private readonly handlers: ReturnType<typeof clientEventHandlers>;
+  private readonly onDisconnect: (this: ClientSocket) => void;
+  private readonly feedOutlet: FeedOutlet<ClientSocket>;
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.handlers = clientEventHandlers(deps, this);
+    const leave = (socket: ClientSocket) => this.leave(socket, socket.data.userId);
+    this.onDisconnect = function (this: ClientSocket) {
+      leave(this);
+    };
+    this.feedOutlet = {
+      em: deps.em,
+      send: (socket, message) => socket.emit('message', presentClientMessage(message, socket.data.accountId)),
+      onError: (err) => deps.logger.warn({ err }, 'socket feed read failed'),
+    };
+  }
 
   attach(http: HttpServer): void {
     const io = new Server(http, {
@@ -90,6 +107,20 @@ export class Gateway {
   /** Tells every node; call after the change committed. */
   publish(notice: Notice): void {
     this.receive(notice);
+    this.share(notice);
+  }
+
+  /**
+   * To the conversation the message was written to (a merge may have moved it since the
+   * request began). This node's sockets get the message as written; other nodes get its id.
+   */
+  messageCreated(message: Message, prevId: number | null): void {
+    const sockets = this.byUser.get(message.userId);
+    if (sockets) void this.offer([...sockets], message.id, prevId, message);
+    this.share({ kind: 'message', userId: message.userId, messageId: message.id, prevId });
+  }
+
+  private share(notice: Notice): void {
     // One node (no Redis): nobody else to tell; the in-memory adapter would only warn.
     if (!this.deps.redis) return;
     try {
@@ -98,10 +129,6 @@ export class Gateway {
       // Other nodes' sockets catch up from the database at their next message or reconnect.
       this.deps.logger.warn({ err }, 'notice not shared with other nodes');
     }
-  }
-
-  messageCreated(userId: number, message: Message, prevId: number | null): void {
-    this.publish({ kind: 'message', userId, messageId: message.id, prevId });
   }
 
   async close(): Promise<void> {
@@ -123,8 +150,8 @@ export class Gateway {
       identification: text(auth.identification) ?? header('x-iris-identification'),
       authorization: text(auth.authorization) ?? header('authorization'),
     };
-    const caller = await identifyCaller(em, headers);
-    const { account, device, user } = await openConversation(em, caller);
+    const caller = await this.deps.callers.identify(headers);
+    const { account, device, user } = openConversation(caller);
     const accountId = account.id;
     const deviceId = device.id;
     const lastMessageId = Number(auth.lastMessageId ?? header('x-last-message-id') ?? NaN);
@@ -134,16 +161,8 @@ export class Gateway {
     data.limitKey = writeLimitKey(accountId, caller.deviceId);
     data.accountId = accountId;
     data.userId = user.id;
-    data.feed = new SocketFeed(
-      {
-        deviceId,
-        userId: user.id,
-        send: (message) => socket.emit('message', presentClientMessage(message, accountId)),
-      },
-      this.deps.em,
-      startAt,
-      (err) => this.deps.logger.warn({ err }, 'socket feed read failed'),
-    );
+    data.deviceId = deviceId;
+    data.feed = new SocketFeed(socket, this.feedOutlet, startAt);
   }
 
   /** The same code a REST call would get, in connect_error's message and data. */
@@ -155,11 +174,14 @@ export class Gateway {
   }
 
   private connected(socket: ClientSocket): void {
+    // The handshake (with its headers) is read; the HTTP request it came in on need not stay
+    // in memory for the socket's whole life (Socket.IO's "Memory usage" advice).
+    (socket.conn as { request: unknown }).request = null;
     this.join(socket, socket.data.userId);
     // Catch-up before live messages: the feed reads what came after lastMessageId first.
     void socket.data.feed.pull();
-    socket.on('disconnect', () => this.leave(socket, socket.data.userId));
-    registerClientEvents(socket, this.deps, this);
+    socket.on('disconnect', this.onDisconnect);
+    for (const [event, handler] of this.handlers) socket.on(event, handler);
   }
 
   private resync(): void {
@@ -198,27 +220,36 @@ export class Gateway {
       void this.offer([...sockets], notice.messageId, notice.prevId);
       return;
     }
-    for (const socket of sockets) {
-      if (notice.kind === 'agent') socket.emit('agent', { agent: presentAgent(notice.agent) });
-      if (notice.kind === 'agentTyping') {
-        socket.emit('agentTyping', { agent: presentAgent(notice.agent, notice.isTyping), isTyping: notice.isTyping });
-      }
-      if (notice.kind === 'messageStatus') socket.emit('messageStatus', { messages: notice.messages });
+    // Encoded once for all of the user's sockets on this node.
+    const all = this.io?.local.to([...sockets].map((socket) => socket.id));
+    if (notice.kind === 'agent') all?.emit('agent', { agent: presentAgent(notice.agent) });
+    if (notice.kind === 'agentTyping') {
+      all?.emit('agentTyping', { agent: presentAgent(notice.agent, notice.isTyping), isTyping: notice.isTyping });
     }
+    if (notice.kind === 'messageStatus') all?.emit('messageStatus', { messages: notice.messages });
   }
 
   /**
-   * A notice carries ids only. Sockets right behind it get the message read once for all of
-   * them; sockets that are elsewhere (a gap, a lost notice) read on from where they are.
+   * A notice from another node carries ids only. Sockets right behind it get the message
+   * (read once for all of them, unless written here); sockets that are elsewhere (a gap, a
+   * lost notice) read on from where they are.
    */
-  private async offer(sockets: ClientSocket[], messageId: number, prevId: number | null): Promise<void> {
-    const waiting = sockets.filter((s) => messageId > s.data.feed.lastSent);
-    const direct = waiting.filter((s) => s.data.feed.lastSent === prevId);
-    for (const socket of waiting) if (!direct.includes(socket)) void socket.data.feed.pull();
+  private async offer(sockets: ClientSocket[], messageId: number, prevId: number | null, written?: Message): Promise<void> {
+    const direct: ClientSocket[] = [];
+    for (const socket of sockets) {
+      const { feed } = socket.data;
+      if (messageId <= feed.lastSent) continue;
+      if (feed.lastSent === prevId) direct.push(socket);
+      else void feed.pull();
+    }
     if (direct.length === 0) return;
     try {
-      const message = await this.deps.em().findOne(MessageSchema, { id: messageId });
-      if (message) for (const socket of direct) socket.data.feed.offer(message, prevId);
+      const message = written ?? (await this.deps.em().findOne(MessageSchema, { id: messageId }));
+      const targets = message ? direct.filter((socket) => socket.data.feed.take(message, prevId)) : [];
+      const [first] = targets;
+      // Presented and encoded once for all of them, as a Socket.IO broadcast does; local,
+      // because every node offers its own sockets.
+      if (message && first) this.io?.local.to(targets.map((socket) => socket.id)).emit('message', presentClientMessage(message, first.data.accountId));
     } catch (err) {
       this.deps.logger.warn({ err }, 'socket message read failed');
     }
@@ -233,7 +264,7 @@ export class Gateway {
     for (const socket of sockets) {
       void socket.leave(`user:${fromUserId}`);
       socket.data.userId = toUserId;
-      socket.data.feed.restart(toUserId, newest);
+      socket.data.feed.restart(newest);
       this.join(socket, toUserId);
       // The conversation the client shows changed: it reloads the history over REST.
       socket.emit('merged', { userId: toUserId });
