@@ -1,6 +1,6 @@
 // The baselines, in a process of their own like Palaver: a minimal Koa route and a bare
 // Socket.IO handler, each doing one plain INSERT into the same PostgreSQL; and a bare
-// Socket.IO server that emits to every connected socket on request, and reports its memory.
+// Socket.IO server that emits a given message to every connected socket on request.
 // Prints its port.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,14 +28,14 @@ app.use(async (ctx) => {
     return;
   }
   if (ctx.method === 'POST' && ctx.path === '/fanout') {
-    // Emits `count` messages to every connected socket.
+    // Emits the posted message (the bytes Palaver pushes, so both sides encode and the clients
+    // decode the same payload) `count` times to every connected socket.
+    const chunks: Buffer[] = [];
+    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+    const message: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     const count = Number(ctx.query.count ?? 1);
-    for (let i = 0; i < count; i++) io.emit('message', { id: i, message: `m${i}`, typeId: 2 });
+    for (let i = 0; i < count; i++) io.emit('message', message);
     ctx.body = { ok: true };
-    return;
-  }
-  if (ctx.method === 'GET' && ctx.path === '/memory') {
-    ctx.body = { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage().rss };
     return;
   }
   ctx.status = 404;

@@ -1,48 +1,37 @@
-// `connections`: heap and RSS of the Palaver process per idle connected socket, at N sockets.
-import { metricsOf, registerDevices, type BenchPalaver } from './palaver.ts';
+// `connections`: heap and RSS per idle connected socket at N sockets, of a Palaver process and
+// of a bare Socket.IO server, each read after a full garbage collection (see inspector.ts).
+import { memoryAfterGc } from './inspector.ts';
+import { registerDevices, type BenchPalaver } from './palaver.ts';
 import { closeSockets, openSockets } from './sockets.ts';
 import { progress, ratio, type Metric } from './support.ts';
 
-/**
- * The least heap and RSS seen over a few seconds: a reading right after the handshakes counts
- * their garbage, which the next collections remove.
- */
-async function settled(read: () => Promise<{ heap: number; rss: number }>, seconds = 8): Promise<{ heap: number; rss: number }> {
-  let heap = Infinity;
-  let rss = Infinity;
-  for (let i = 0; i < seconds * 2; i++) {
-    const m = await read();
-    heap = Math.min(heap, m.heap);
-    rss = Math.min(rss, m.rss);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  return { heap, rss };
-}
-
-const palaverMemory = (url: string) => async () => {
-  const m = await metricsOf(url);
-  return { heap: m.palaver_nodejs_heap_size_used_bytes ?? 0, rss: m.palaver_process_resident_memory_bytes ?? 0 };
-};
-
-const bareMemory = (url: string) => async () => (await (await fetch(`${url}/memory`)).json()) as { heap: number; rss: number };
-
-/** Heap and RSS per socket of `count` idle sockets on a server. */
-async function perSocket(url: string, count: number, auth: Record<string, unknown>, read: () => Promise<{ heap: number; rss: number }>) {
-  const before = await settled(read);
+/** Heap and RSS per socket of `count` idle sockets on the server whose inspector is on `inspectPort`. */
+async function perSocket(url: string, inspectPort: number, count: number, auth: Record<string, unknown>) {
+  // A first wave, closed again, so that code compiled for handshakes is not counted per socket.
+  closeSockets(await openSockets(url, Math.min(count, 500), auth));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const before = await memoryAfterGc(inspectPort);
   const sockets = await openSockets(url, count, auth);
   if (sockets.length < count) progress(`only ${sockets.length} of ${count} sockets connected`);
-  const after = await settled(read);
+  // Idle: the handshakes' work (and Palaver's catch-up reads) done.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const after = await memoryAfterGc(inspectPort);
   closeSockets(sockets);
   const connected = Math.max(sockets.length, 1);
   return { heap: (after.heap - before.heap) / connected, rss: (after.rss - before.rss) / connected, connected: sockets.length };
 }
 
-export async function benchConnections(palaver: BenchPalaver, baselineUrl: string, count: number): Promise<Metric> {
+export interface Inspected {
+  url: string;
+  inspectPort: number;
+}
+
+export async function benchConnections(palaver: BenchPalaver & { inspectPort: number }, baseline: Inspected, count: number): Promise<Metric> {
   const [device] = await registerDevices(palaver, 1, 'idle');
   progress(`baseline: ${count} idle sockets on a bare Socket.IO server`);
-  const bare = await perSocket(baselineUrl, count, {}, bareMemory(baselineUrl));
+  const bare = await perSocket(baseline.url, baseline.inspectPort, count, {});
   progress(`palaver: ${count} idle sockets`);
-  const ours = await perSocket(palaver.url, count, { identification: device?.identification }, palaverMemory(palaver.url));
+  const ours = await perSocket(palaver.url, palaver.inspectPort, count, { identification: device?.identification });
   return {
     value: Math.round(ours.heap),
     unit: 'bytes heap per idle socket',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import got from 'got';
 import { loadConfig } from '../../src/config.ts';
-import { enqueue } from '../../src/deliveries/outbox.ts';
+import { enqueueAll } from '../../src/deliveries/outbox.ts';
 import { DeliveryWorker } from '../../src/deliveries/worker.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
 import { createService } from '../../src/domain/services.ts';
@@ -81,16 +81,13 @@ export async function benchDelivery(options: DeliveryOptions): Promise<Metric> {
     if (!service) throw new Error('account vanished');
     progress(`queueing ${options.deliveries} deliveries for ${options.users} users`);
     for (let offset = 0; offset < options.deliveries; offset += 1000) {
-      await em.fork().transactional(async (tx) => {
-        for (let i = offset; i < Math.min(offset + 1000, options.deliveries); i++) {
-          await enqueue(tx, {
-            kind: 'message',
-            payload: { ...SAMPLE, id: i },
-            recipients: [service.service.id],
-            orderingKey: (i % options.users) + 1,
-          });
-        }
-      });
+      const requests = Array.from({ length: Math.min(1000, options.deliveries - offset) }, (_, n) => ({
+        kind: 'message' as const,
+        payload: { ...SAMPLE, id: offset + n },
+        recipients: [service.service.id],
+        orderingKey: ((offset + n) % options.users) + 1,
+      }));
+      await em.fork().transactional((tx) => enqueueAll(tx, requests));
     }
 
     progress(`baseline: bare got POST loop, ${options.deliveries} requests at concurrency ${options.concurrency}`);

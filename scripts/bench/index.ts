@@ -10,8 +10,8 @@ import { benchDelivery } from './delivery.ts';
 import { benchFanout } from './fanout.ts';
 import { benchIngestRest, benchIngestSocket } from './ingest.ts';
 import { benchLatency, onWebhook } from './latency.ts';
-import { metricsOf, startPalaver, type BenchPalaver } from './palaver.ts';
-import { freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
+import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
+import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -20,7 +20,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     messages: { type: 'string', default: '3000' },
     sockets: { type: 'string', default: '100' },
-    'fanout-messages': { type: 'string', default: '100' },
+    'fanout-messages': { type: 'string', default: '300' },
+    'fanout-senders': { type: 'string', default: '4' },
     rate: { type: 'string', default: '50' },
     'latency-messages': { type: 'string', default: '300' },
     connections: { type: 'string', default: '10000' },
@@ -42,26 +43,27 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
     benchIngestSocket(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') }),
   delivery: () => benchDelivery({ deliveries: number('deliveries'), concurrency: 64, users: 1000 }),
   fanout: ({ palaver, baselineUrl }) =>
-    benchFanout(palaver, baselineUrl, { sockets: number('sockets'), messages: number('fanout-messages') }),
+    benchFanout(palaver, baselineUrl, { sockets: number('sockets'), messages: number('fanout-messages'), senders: number('fanout-senders') }),
   e2e_latency: ({ palaver, receiver }) =>
     benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
-  // A Palaver process of its own: no garbage from the other benchmarks in its heap figures.
-  connections: async ({ databaseUrl, receiver, baselineUrl }) => {
-    const fresh = await startPalaver(databaseUrl, `${receiver.url}/hook`);
+  // Processes of their own, each with its inspector: no garbage from the other benchmarks in
+  // the heap figures, which are read after a full collection.
+  connections: async ({ databaseUrl, receiver }) => {
+    const [palaverInspect, baselineInspect] = [await freePort(), await freePort()];
+    const fresh = await startPalaver(databaseUrl, `${receiver.url}/hook`, { inspectPort: palaverInspect });
+    const bare = await startHelper('scripts/bench/baseline-server.ts', [databaseUrl], [`--inspect=127.0.0.1:${baselineInspect}`]);
     try {
-      return await benchConnections(fresh, baselineUrl, number('connections'));
+      return await benchConnections(
+        { ...fresh, inspectPort: palaverInspect },
+        { url: `http://127.0.0.1:${bare.port}`, inspectPort: baselineInspect },
+        number('connections'),
+      );
     } finally {
+      bare.stop();
       await fresh.stop();
     }
   },
 };
-
-async function drained(url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while ((await metricsOf(url)).palaver_deliveries_pending !== 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const selected = values.only?.length ? values.only : Object.keys(benchmarks);
 for (const name of selected) {

@@ -3,12 +3,39 @@
 // PostgreSQL, with the same load generator and concurrency.
 import { io, type Socket } from 'socket.io-client';
 import { runLoad, type LoadResult } from './load.ts';
-import { registerDevices, type BenchPalaver } from './palaver.ts';
+import { drained, registerDevices, type BenchPalaver } from './palaver.ts';
 import { progress, ratio, type Metric } from './support.ts';
 
 export interface IngestOptions {
   messages: number;
   concurrency: number;
+}
+
+/** The baseline measured before and after Palaver (the machine is shared): their mean rate, the later percentiles. */
+function bracket(before: LoadResult, after: LoadResult): LoadResult {
+  return { ...after, rate: (before.rate + after.rate) / 2, errors: before.errors + after.errors };
+}
+
+type Run = (total?: number) => Promise<LoadResult>;
+
+/**
+ * One comparison, the same for both transports. Both sides first run a fifth of the load, not
+ * measured (neither is timed while its code is still being compiled); the baseline runs before
+ * and after Palaver (see bracket());
+ * Palaver's outbox is drained around its run, so no backlog is sent during a measurement.
+ */
+async function compare(palaver: BenchPalaver, options: IngestOptions, labels: { bare: string; palaver: string }, bareRun: Run, palaverRun: Run): Promise<Metric> {
+  const warmUp = Math.ceil(options.messages / 5);
+  await bareRun(warmUp);
+  await palaverRun(warmUp);
+  await drained(palaver.url);
+  progress(`baseline: ${labels.bare}, ${options.messages} messages at concurrency ${options.concurrency}`);
+  const before = await bareRun();
+  progress(`palaver: ${labels.palaver}`);
+  const measured = await palaverRun();
+  await drained(palaver.url);
+  progress('baseline again (the two runs bracket Palaver)');
+  return metric(measured, bracket(before, await bareRun()), options);
 }
 
 function metric(palaver: LoadResult, baseline: LoadResult, options: IngestOptions): Metric {
@@ -36,15 +63,15 @@ const post = async (url: string, headers: Record<string, string>, body: string) 
 export async function benchIngestRest(palaver: BenchPalaver, baselineUrl: string, options: IngestOptions): Promise<Metric> {
   const devices = await registerDevices(palaver, options.concurrency, 'rest');
   const body = (i: number) => JSON.stringify({ message: `Benchmark message ${i}: where is my order?` });
-  progress(`baseline: Koa + one INSERT, ${options.messages} requests at concurrency ${options.concurrency}`);
-  const baseline = await runLoad({ ...options, total: options.messages, request: (_, i) => post(`${baselineUrl}/messages`, {}, body(i)) });
-  progress('palaver: POST /messages');
-  const measured = await runLoad({
-    ...options,
-    total: options.messages,
-    request: (worker, i) => post(`${palaver.url}/messages`, { 'x-iris-identification': devices[worker]?.identification ?? '' }, body(i)),
-  });
-  return metric(measured, baseline, options);
+  const bareRun: Run = (total = options.messages) =>
+    runLoad({ ...options, total, request: (_, i) => post(`${baselineUrl}/messages`, {}, body(i)) });
+  const palaverRun: Run = (total = options.messages) =>
+    runLoad({
+      ...options,
+      total,
+      request: (worker, i) => post(`${palaver.url}/messages`, { 'x-iris-identification': devices[worker]?.identification ?? '' }, body(i)),
+    });
+  return compare(palaver, options, { bare: 'Koa + one INSERT', palaver: 'POST /messages' }, bareRun, palaverRun);
 }
 
 async function connectAll(url: string, auths: Array<Record<string, unknown>>): Promise<Socket[]> {
@@ -69,11 +96,15 @@ export async function benchIngestSocket(palaver: BenchPalaver, baselineUrl: stri
     return answer?.status !== 'ERROR';
   };
   try {
-    progress(`baseline: bare Socket.IO handler + one INSERT, ${options.messages} messages at concurrency ${options.concurrency}`);
-    const baseline = await runLoad({ ...options, total: options.messages, request: (worker, i) => emit(bare[worker], i) });
-    progress('palaver: socket message with acknowledgement');
-    const measured = await runLoad({ ...options, total: options.messages, request: (worker, i) => emit(ours[worker], i) });
-    return metric(measured, baseline, options);
+    const bareRun: Run = (total = options.messages) => runLoad({ ...options, total, request: (worker, i) => emit(bare[worker], i) });
+    const palaverRun: Run = (total = options.messages) => runLoad({ ...options, total, request: (worker, i) => emit(ours[worker], i) });
+    return await compare(
+      palaver,
+      options,
+      { bare: 'bare Socket.IO handler + one INSERT', palaver: 'socket message with acknowledgement' },
+      bareRun,
+      palaverRun,
+    );
   } finally {
     for (const socket of [...ours, ...bare]) socket.disconnect();
   }

@@ -2,9 +2,8 @@
 // PostgreSQL (config/bench.json: no write limits), with an account, a Service whose webhook is
 // the given receiver, and registered devices, all made through the public APIs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
-import { ROOT } from './support.ts';
+import { forwardStderr, freePort, ROOT } from './support.ts';
 
 const ADMIN = { email: 'bench@palaver.local', password: 'benchmark password' };
 
@@ -14,15 +13,6 @@ export interface BenchPalaver {
   account: { id: number; identification: string };
   service: { id: number; apiKey: string };
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 async function call<T>(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
@@ -36,9 +26,12 @@ async function call<T>(url: string, method: string, body: unknown, headers: Reco
   return json.data;
 }
 
-export async function startPalaver(databaseUrl: string, webhookUrl: string, env: Record<string, string> = {}): Promise<BenchPalaver> {
+export async function startPalaver(databaseUrl: string, webhookUrl: string, options: { inspectPort?: number } = {}): Promise<BenchPalaver> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the measured server (not allowed in NODE_OPTIONS).
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  if (options.inspectPort) nodeArgs.push(`--inspect=127.0.0.1:${options.inspectPort}`);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -48,10 +41,10 @@ export async function startPalaver(databaseUrl: string, webhookUrl: string, env:
       DATABASE_URL: databaseUrl,
       PALAVER_ADMIN_EMAIL: ADMIN.email,
       PALAVER_ADMIN_PASSWORD: ADMIN.password,
-      ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  forwardStderr(child);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error('palaver exited during start');
@@ -94,8 +87,8 @@ export async function registerDevices(palaver: BenchPalaver, count: number, labe
   return devices;
 }
 
-export async function serviceCall(palaver: BenchPalaver, method: string, path: string, body: unknown): Promise<void> {
-  await call(`${palaver.url}${path}`, method, body, { authorization: `Bearer ${palaver.service.apiKey}` });
+export async function serviceCall<T = unknown>(palaver: BenchPalaver, method: string, path: string, body: unknown): Promise<T> {
+  return call<T>(`${palaver.url}${path}`, method, body, { authorization: `Bearer ${palaver.service.apiKey}` });
 }
 
 export async function metricsOf(url: string): Promise<Record<string, number>> {
@@ -106,4 +99,22 @@ export async function metricsOf(url: string): Promise<Record<string, number>> {
     if (match?.[1] && match[2] && !(match[1] in out)) out[match[1]] = Number(match[2]);
   }
   return out;
+}
+
+/**
+ * Waits until the outbox is empty: webhooks caused so far are sent. Gives up after two minutes,
+ * or when nothing has been sent for five seconds (a run with PALAVER_DELIVERY_WORKER=false).
+ */
+export async function drained(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  let last = Infinity;
+  let movedAt = Date.now();
+  for (;;) {
+    const pending = (await metricsOf(url)).palaver_deliveries_pending ?? 0;
+    if (pending === 0 || Date.now() > deadline) return;
+    if (pending < last) movedAt = Date.now();
+    else if (Date.now() - movedAt > 5000) return;
+    last = pending;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

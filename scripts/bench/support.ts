@@ -2,6 +2,7 @@
 // lines, and the results file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -41,14 +42,40 @@ export async function freshDatabase(label: string): Promise<{ url: string; drop(
 }
 
 /** Starts a TypeScript helper process that prints one line (its port) when ready. */
-export function startHelper(script: string, args: string[] = []): Promise<{ port: number; child: ChildProcess; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+export function startHelper(
+  script: string,
+  args: string[] = [],
+  nodeArgs: string[] = [],
+): Promise<{ port: number; child: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, script), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  forwardStderr(child);
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
     child.stdout?.once('data', (chunk: Buffer) => {
       resolve({ port: Number(chunk.toString().trim()), child, stop: () => child.kill('SIGTERM') });
+    });
+  });
+}
+
+/** The child's stderr on ours, but for the inspector's banner (see inspector.ts). */
+export function forwardStderr(child: ChildProcess): void {
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const lines = chunk
+      .toString()
+      .split('\n')
+      .filter((line) => line !== '' && !/^(Debugger listening on|Debugger ending on|For help, see:|Debugger attached|Waiting for the debugger)/.test(line));
+    if (lines.length > 0) process.stderr.write(`${lines.join('\n')}\n`);
+  });
+}
+
+/** A free TCP port on loopback (for a child's listener or inspector). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
 }
