@@ -5,6 +5,7 @@ import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { ClientCallers } from './client/caller.ts';
+import type { AgentMessageWriter } from './chat/agents.ts';
 import type { ClientMessageWriter } from './chat/client-messages.ts';
 import type { TypingTimeouts } from './chat/events.ts';
 import type { DeliveryWorker } from './deliveries/worker.ts';
@@ -24,6 +25,8 @@ export interface AppDeps {
   typing: TypingTimeouts;
   /** Chat clients' messages, group-committed. */
   messages: ClientMessageWriter;
+  /** Agents' messages (Service API), group-committed. */
+  agentMessages: AgentMessageWriter;
   /** Who is calling the Client API (REST and sockets). */
   callers: ClientCallers;
   media: MediaStorage;

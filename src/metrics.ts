@@ -8,8 +8,8 @@ export interface Metrics {
   /** Attempts by what came of them: delivered, failed (to be retried), dead. */
   deliveries: Counter<'outcome'>;
   deliveryAttemptSeconds: Histogram<'outcome'>;
-  /** Client messages per group-committed transaction. */
-  messageBatchSize: Histogram;
+  /** Messages per group-committed transaction, by writer (client, agent). */
+  messageBatchSize: Histogram<'writer'>;
 }
 
 /** `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all nodes. */
@@ -38,7 +38,8 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
   });
   const messageBatchSize = new Histogram({
     name: 'palaver_message_batch_size',
-    help: 'Chat clients\' messages written per transaction (group commit)',
+    help: 'Messages written per transaction (group commit), by writer: client or agent',
+    labelNames: ['writer'],
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [registry],
   });

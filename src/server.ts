@@ -14,7 +14,8 @@ import { createMetrics } from './metrics.ts';
 import { countPending } from './deliveries/store.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
 import { ClientCallers } from './client/caller.ts';
-import { ClientMessageWriter } from './chat/client-messages.ts';
+import { agentMessageWriter } from './chat/agents.ts';
+import { clientMessageWriter } from './chat/client-messages.ts';
 import { TypingTimeouts } from './chat/events.ts';
 import { createLimiter } from './http/middleware/rate-limit.ts';
 import { DiskMediaStorage } from './media/storage.ts';
@@ -51,7 +52,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const em = () => db.orm.em.fork();
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis);
-    const messages = new ClientMessageWriter({ em, logger, metrics });
+    const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
+    const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const callers = new ClientCallers(em);
     const realtime = new Gateway({ em, logger, redis, typing, writeLimiter, messages, callers });
     const deps: AppDeps = {
@@ -63,6 +65,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       deliveries: worker,
       typing,
       messages,
+      agentMessages,
       callers,
       media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
       writeLimiter,
@@ -88,8 +91,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await realtime.close();
         await stopHttp(http, config.shutdownTimeoutMs, logger);
         deps.typing.close();
-        // Socket events still in flight hand their messages in up to here.
+        // Socket events and requests still in flight hand their messages in up to here.
         await messages.drain();
+        await agentMessages.drain();
         // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.
         await worker?.stop();
         redis?.disconnect();

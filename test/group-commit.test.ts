@@ -1,12 +1,16 @@
-// Group commit of chat clients' messages (src/chat/client-messages.ts): many senders at once,
-// each answered only after its own message and delivery committed, in order per conversation;
-// a message that cannot be written fails alone; a message whose conversation was merged while
-// it waited goes to the conversation it was merged into.
+// Group commit (src/chat/group-commit.ts) of chat clients' messages and of agents' messages:
+// many senders at once, each answered only after its own message (and delivery) committed, in
+// order per conversation; a message that cannot be written fails alone; a client message whose
+// conversation was merged while it waited goes to the conversation it was merged into, an agent
+// message to it is refused with the new id.
 import { expect } from 'chai';
+import type { AgentMessageInput } from '../src/chat/agents.ts';
 import type { ClientMessage } from '../src/chat/client-messages.ts';
 import { AccountSchema, DeliverySchema, DeviceSchema, MessageSchema, UserSchema } from '../src/db/entities/index.ts';
 import { AppError } from '../src/http/errors.ts';
+import { client } from './support/http.ts';
 import { sharedServer } from './support/server.ts';
+import { WidgetSocket } from './support/sockets.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget } from './support/widget.ts';
 
@@ -22,9 +26,9 @@ async function clientMessage(t: Tenant, widget: Widget, text: string): Promise<C
   };
 }
 
-async function batchesSoFar(): Promise<{ count: number; sum: number }> {
+async function batchesSoFar(writer: 'client' | 'agent'): Promise<{ count: number; sum: number }> {
   const metric = await sharedServer().deps.metrics.messageBatchSize.get();
-  const value = (name: string) => metric.values.find((v) => v.metricName === name)?.value ?? 0;
+  const value = (name: string) => metric.values.find((v) => v.metricName === name && v.labels.writer === writer)?.value ?? 0;
   return { count: value('palaver_message_batch_size_count'), sum: value('palaver_message_batch_size_sum') };
 }
 
@@ -40,7 +44,7 @@ describe('group commit of client messages', function () {
   it('accepts many concurrent senders, each in order, each delivered once in order, sharing transactions', async () => {
     const widgets = Array.from({ length: 16 }, () => new Widget(t.account));
     const userIds = await Promise.all(widgets.map(async (w) => (await w.register()).body.data.userId));
-    const before = await batchesSoFar();
+    const before = await batchesSoFar('client');
     const perDevice = 8;
     // Each device sends its messages one after the other; the devices all at once.
     const acknowledged = await Promise.all(
@@ -55,7 +59,7 @@ describe('group commit of client messages', function () {
       }),
     );
     const total = widgets.length * perDevice;
-    const after = await batchesSoFar();
+    const after = await batchesSoFar('client');
     expect(after.sum - before.sum).to.equal(total);
     // Shared transactions: fewer commits than messages.
     expect(after.count - before.count).to.be.below(total);
@@ -125,5 +129,106 @@ describe('group commit of client messages', function () {
         .find((p) => p.message === 'sent just before the login');
     for (let i = 0; i < 100 && !delivered(); i++) await new Promise((r) => setTimeout(r, 100));
     expect(delivered()?.user?.id).to.equal(String(registeredId));
+  });
+});
+
+describe('group commit of agent messages', function () {
+  this.timeout(60_000);
+  let t: Tenant;
+  const sockets: WidgetSocket[] = [];
+
+  beforeEach(async () => {
+    t = await tenant();
+  });
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.close();
+    await t.receiver.close();
+  });
+
+  const agents = [
+    { id: 1, name: 'Ada' },
+    { id: 2, name: 'Grace' },
+  ];
+
+  it('shares transactions between concurrent agents, and pushes `agent` exactly when the current agent changes', async () => {
+    const conversations = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const widget = new Widget(t.account);
+        const userId = (await widget.register()).body.data.userId;
+        const socket = new WidgetSocket(widget);
+        sockets.push(socket);
+        await socket.connected();
+        return { userId, socket };
+      }),
+    );
+    const before = await batchesSoFar('agent');
+    const api = client(sharedServer().url);
+    // Per conversation, two agents answer at once, each message after its previous one.
+    const perAgent = 6;
+    await Promise.all(
+      conversations.flatMap(({ userId }) =>
+        agents.map(async (agent) => {
+          for (let i = 0; i < perAgent; i++) {
+            const sent = await api.post(`/users/${userId}/messages`, { token: t.service.apiKey, json: { message: `${agent.name} ${i}`, agent } });
+            expect(sent.status, sent.text).to.equal(201);
+          }
+        }),
+      ),
+    );
+    const total = conversations.length * agents.length * perAgent;
+    const after = await batchesSoFar('agent');
+    expect(after.sum - before.sum).to.equal(total);
+    expect(after.count - before.count).to.be.below(total);
+
+    const em = sharedServer().deps.db.orm.em.fork();
+    for (const { userId, socket } of conversations) {
+      const rows = await em.find(MessageSchema, { userId }, { orderBy: { id: 'asc' } });
+      for (const agent of agents) {
+        expect(rows.filter((m) => m.agent?.id === agent.id).map((m) => m.message)).to.deep.equal(
+          Array.from({ length: perAgent }, (_, i) => `${agent.name} ${i}`),
+        );
+      }
+      // In id order, each message whose agent differs from the one before it changed the current agent.
+      const changes = rows.map((m) => m.agent?.id).filter((id, i, ids) => i === 0 || id !== ids[i - 1]);
+      await socket.waitFor('message', rows.length);
+      // Typing is pushed after everything sent before it: an `agent` still to come would precede it.
+      await api.post(`/users/${userId}/typing`, { token: t.service.apiKey, json: { isTyping: true, agent: agents[0] } });
+      await socket.waitFor('agentTyping', 1);
+      const pushed = socket.events('agent').map((p) => (p as { agent: { id: number } }).agent.id);
+      expect(pushed).to.deep.equal(changes);
+      const page = await api.get<unknown[]>(`/users/${userId}/messages`, { token: t.service.apiKey });
+      const current = (page.body as unknown as { agent: { id: number } }).agent;
+      expect(current.id).to.equal(rows.at(-1)?.agent?.id);
+    }
+  });
+
+  it('refuses alone the message to a conversation merged meanwhile (user_merged) or with a foreign upload', async () => {
+    const merged = new Widget(t.account);
+    const anonymousId = (await merged.register()).body.data.userId;
+    merged.signIn('customer-agent-group-commit');
+    const registeredId = (await merged.register()).body.data.userId;
+    const others = await Promise.all(
+      [1, 2].map(async () => {
+        const widget = new Widget(t.account);
+        return (await widget.register()).body.data.userId;
+      }),
+    );
+    const input = (userId: number, text: string): AgentMessageInput => ({ userId, agent: { ...agents[0]!, avatar: null }, typeId: 2, text, media: null });
+    const writer = sharedServer().deps.agentMessages;
+    // Handed in within one turn of the event loop: one batch, which fails and is written one by one.
+    const outcomes = await Promise.allSettled([
+      writer.send(input(others[0]!, 'good 0')),
+      writer.send(input(anonymousId, 'to the tombstone')),
+      writer.send({ ...input(others[1]!, 'foreign upload'), media: { id: '00000000-0000-4000-8000-000000000000' } }),
+      writer.send(input(others[1]!, 'good 1')),
+    ]);
+    expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'user_merged' });
+    expect(((outcomes[1] as PromiseRejectedResult).reason as AppError).data).to.deep.equal({ userId: registeredId });
+    expect((outcomes[2] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'media_not_found' });
+
+    const em = sharedServer().deps.db.orm.em.fork();
+    const stored = await em.find(MessageSchema, { userId: [anonymousId, registeredId, ...others], typeId: 2 }, { orderBy: { id: 'asc' } });
+    expect(stored.map((m) => m.message)).to.deep.equal(['good 0', 'good 1']);
   });
 });

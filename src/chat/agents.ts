@@ -1,9 +1,12 @@
 // The agent side of a conversation: messages from an agent (which make that agent the
-// conversation's current agent) and unsetting the current agent (Service API 2.3.0).
+// conversation's current agent; group-committed), unsetting the current agent (Service API
+// 2.3.0) and agent typing.
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type AgentSnapshot, type User } from '../db/entities/index.ts';
-import { insertMessages, type NewMessage } from './messages.ts';
+import { AppError } from '../http/errors.ts';
+import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
+import { insertMessages, type MessageRow, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
 import { refuseMerged } from './users.ts';
 
@@ -17,38 +20,79 @@ export interface AgentMessageInput {
   media: { id: string; description?: string | null | undefined } | null;
 }
 
-export async function sendAgentMessage(em: EntityManager, input: AgentMessageInput): Promise<NewMessage & { agentChanged: boolean }> {
-  return em.transactional(async (tx) => {
-    const media = input.media ? await mediaOfConversation(tx, input.userId, input.media) : null;
-    const [written] = await insertMessages(tx, [
-      {
-        userId: input.userId,
-        deviceId: null,
-        typeId: input.typeId,
-        message: media ? null : input.text,
-        media,
-        // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
-        agent: input.agent,
-        requestUrl: null,
-      },
-    ]);
-    if (!written) throw new Error('no message written');
-    // Merged since the caller looked it up (the message followed the merge): the Service must
-    // talk to the new user id, and the transaction rolls back.
-    if (written.user.id !== input.userId) refuseMerged({ mergedIntoUserId: written.user.id });
-    // Under the lock insertMessages took: this agent becomes the current one, and a sent
-    // message ends its typing. Whether the current agent changed decides the `agent` push.
-    const [updated] = await tx.getConnection().execute<Array<{ changed: boolean }>>(
-      `update users u set current_agent = ?::jsonb, agent_typing = null, agent_typing_until = null, updated_at = now()
-       from (select id, current_agent as before from users where id = ?) o
-       where u.id = o.id
-       returning o.before is distinct from u.current_agent as changed`,
-      [JSON.stringify(input.agent), input.userId],
-      'all',
-      tx.getTransactionContext(),
-    );
-    return { message: written.message, prevId: written.prevId, agentChanged: updated?.changed ?? true };
+export type AgentMessage = NewMessage & {
+  /** Whether this message made its agent the current one (the one before was another, or none). */
+  agentChanged: boolean;
+};
+
+/** One writer per node: concurrent agent messages share transactions (group-commit.ts). */
+export type AgentMessageWriter = GroupCommit<AgentMessageInput, AgentMessage>;
+
+export function agentMessageWriter(options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'>): AgentMessageWriter {
+  return new GroupCommit({ ...options, name: 'agent', write: writeAgentMessages });
+}
+
+async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessageInput[]): Promise<Array<Written<AgentMessage>>> {
+  const outcomes: Array<Written<AgentMessage>> = [];
+  const accepted: Array<{ at: number; input: AgentMessageInput; row: MessageRow }> = [];
+  for (const [at, input] of batch.entries()) {
+    try {
+      const media = input.media ? await mediaOfConversation(tx, input.userId, input.media) : null;
+      accepted.push({
+        at,
+        input,
+        row: {
+          userId: input.userId,
+          deviceId: null,
+          typeId: input.typeId,
+          message: media ? null : input.text,
+          media,
+          // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
+          agent: input.agent,
+          requestUrl: null,
+        },
+      });
+    } catch (err) {
+      // A refusal (media_not_found) is the caller's alone; anything else aborts the transaction.
+      if (!(err instanceof AppError)) throw err;
+      outcomes[at] = { ok: false, error: err };
+    }
+  }
+  if (accepted.length === 0) return outcomes;
+  const written = await insertMessages(tx, accepted.map((a) => a.row));
+  // Merged since the caller looked it up (the message followed the merge): the Service must
+  // talk to the new user id. The whole transaction rolls back; alone, this message is refused.
+  for (const [i, { input }] of accepted.entries()) {
+    const user = written[i]?.user;
+    if (user && user.id !== input.userId) refuseMerged({ mergedIntoUserId: user.id });
+  }
+  // Under the locks insertMessages took: each conversation's last agent becomes its current
+  // one, and a sent message ends its typing.
+  const last = new Map(accepted.map(({ input }) => [input.userId, input.agent]));
+  const before = await tx.getConnection().execute<Array<{ id: number; before: AgentSnapshot | null }>>(
+    `update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
+     from (select o.id, o.current_agent as before, v.agent
+           from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
+     where u.id = v.id
+     returning u.id, v.before`,
+    [JSON.stringify([...last].map(([userId, agent]) => ({ user_id: userId, agent })))],
+    'all',
+    tx.getTransactionContext(),
+  );
+  // Whether each message changed the current agent decides its `agent` push.
+  const current = new Map(before.map((r) => [r.id, r.before]));
+  accepted.forEach(({ at, input }, i) => {
+    const message = written[i];
+    if (!message) throw new Error('agent message not written');
+    const agentChanged = !sameAgent(current.get(input.userId) ?? null, input.agent);
+    current.set(input.userId, input.agent);
+    outcomes[at] = { ok: true, value: { message: message.message, prevId: message.prevId, agentChanged } };
   });
+  return outcomes;
+}
+
+function sameAgent(a: AgentSnapshot | null, b: AgentSnapshot): boolean {
+  return a !== null && a.id === b.id && a.name === b.name && (a.avatar ?? null) === (b.avatar ?? null);
 }
 
 /** Afterwards GET /messages answers root `agent: null`; stored messages keep their own agent. */

@@ -1,4 +1,4 @@
-import { sendAgentMessage, setAgentTyping, unsetAgent } from '../../chat/agents.ts';
+import { setAgentTyping, unsetAgent } from '../../chat/agents.ts';
 import { messagePage, type Cursor } from '../../chat/messages.ts';
 import { changeOwner } from '../../chat/owners.ts';
 import { uploadMedia } from '../../chat/media.ts';
@@ -60,7 +60,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
   router.post('/users/:userId/messages', async (ctx) => {
     const body = parseBody(ctx, agentMessageBody);
     const { caller, user } = await targetUser(ctx);
-    const { message, prevId, agentChanged } = await sendAgentMessage(ctx.deps.db.orm.em, {
+    const { message, prevId, agentChanged } = await ctx.deps.agentMessages.send({
       userId: user.id,
       agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },
       typeId: body.typeId,
