@@ -8,6 +8,7 @@ import type { AgentMessageInput } from '../src/chat/agents.ts';
 import type { ClientMessage } from '../src/chat/client-messages.ts';
 import { AccountSchema, DeliverySchema, DeviceSchema, MessageSchema, UserSchema } from '../src/db/entities/index.ts';
 import { AppError } from '../src/http/errors.ts';
+import { createAccount } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { sharedServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
@@ -202,7 +203,7 @@ describe('group commit of agent messages', function () {
     }
   });
 
-  it('refuses alone the message to a conversation merged meanwhile (user_merged) or with a foreign upload', async () => {
+  it('refuses alone a message to a merged conversation, with a foreign upload, or to another account\'s user', async () => {
     const merged = new Widget(t.account);
     const anonymousId = (await merged.register()).body.data.userId;
     merged.signIn('customer-agent-group-commit');
@@ -213,19 +214,29 @@ describe('group commit of agent messages', function () {
         return (await widget.register()).body.data.userId;
       }),
     );
-    const input = (userId: number, text: string): AgentMessageInput => ({ userId, agent: { ...agents[0]!, avatar: null }, typeId: 2, text, media: null });
+    const input = (userId: number, text: string): AgentMessageInput => ({
+      accountId: t.account.id,
+      userId,
+      agent: { ...agents[0]!, avatar: null },
+      typeId: 2,
+      text,
+      media: null,
+    });
+    const elsewhere = await createAccount();
     const writer = sharedServer().deps.agentMessages;
-    // Handed in within one turn of the event loop: one batch, which fails and is written one by one.
+    // Handed in within one turn of the event loop: one batch.
     const outcomes = await Promise.allSettled([
       writer.send(input(others[0]!, 'good 0')),
       writer.send(input(anonymousId, 'to the tombstone')),
       writer.send({ ...input(others[1]!, 'foreign upload'), media: { id: '00000000-0000-4000-8000-000000000000' } }),
       writer.send(input(others[1]!, 'good 1')),
+      writer.send({ ...input(others[1]!, 'from another account'), accountId: elsewhere.id }),
     ]);
-    expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected']);
     expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'user_merged' });
     expect(((outcomes[1] as PromiseRejectedResult).reason as AppError).data).to.deep.equal({ userId: registeredId });
     expect((outcomes[2] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'media_not_found' });
+    expect((outcomes[4] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'user_not_found' });
 
     const em = sharedServer().deps.db.orm.em.fork();
     const stored = await em.find(MessageSchema, { userId: [anonymousId, registeredId, ...others], typeId: 2 }, { orderBy: { id: 'asc' } });

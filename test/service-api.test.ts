@@ -65,6 +65,9 @@ describe('Service API', function () {
     }
     const unknown = await asService(t.service).get('/users/2147483000');
     expect(unknown.status).to.equal(404);
+    const unknownWrite = await asService(t.service).post('/users/2147483000/messages', { message: 'hi', agent: { id: 1, name: 'X' } });
+    expect(unknownWrite.status).to.equal(404);
+    expect(unknownWrite.body.notifications[0]?.message).to.equal('user_not_found');
   });
 
   it('changeOwner: nothing is delivered when the owner stays the same', async () => {
@@ -188,6 +191,8 @@ describe('Service API', function () {
     expect(answer.body.data).to.deep.equal({ userId: registeredId });
     const write = await asService(t.service).post(`/users/${userId}/messages`, { message: 'x', agent: { id: 1, name: 'A' } });
     expect(write.status).to.equal(409);
+    expect(write.body.notifications[0]?.message).to.equal('user_merged');
+    expect(write.body.data).to.deep.equal({ userId: registeredId });
   });
 
   it('shows an agent typing on the root agent until it stops by itself', async () => {

@@ -4,13 +4,15 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type AgentSnapshot, type User } from '../db/entities/index.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError, notFound } from '../http/errors.ts';
 import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
-import { insertMessages, type MessageRow, type NewMessage } from './messages.ts';
+import { insertLocked, lockUsers, type LockedUser, type MessageRow, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
 import { refuseMerged } from './users.ts';
 
 export interface AgentMessageInput {
+  /** The calling Service's account: a user of another account is not found. */
+  accountId: number;
   userId: number;
   agent: AgentSnapshot;
   /** 2 agent message, 5 agent system message. */
@@ -33,14 +35,21 @@ export function agentMessageWriter(options: Omit<GroupCommitOptions<AgentMessage
 }
 
 async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessageInput[]): Promise<Array<Written<AgentMessage>>> {
+  // The users are checked under their locks, so no merge can slip in between check and insert.
+  const users = await lockUsers(tx, batch.map((input) => input.userId));
   const outcomes: Array<Written<AgentMessage>> = [];
-  const accepted: Array<{ at: number; input: AgentMessageInput; row: MessageRow }> = [];
+  const accepted: Array<{ at: number; input: AgentMessageInput; user: LockedUser; row: MessageRow }> = [];
   for (const [at, input] of batch.entries()) {
     try {
+      const user = users.get(input.userId);
+      if (!user || user.accountId !== input.accountId) throw notFound('user_not_found');
+      // A merged anonymous id: the Service must talk to the new user id.
+      refuseMerged(user);
       const media = input.media ? await mediaOfConversation(tx, input.userId, input.media) : null;
       accepted.push({
         at,
         input,
+        user,
         row: {
           userId: input.userId,
           deviceId: null,
@@ -53,21 +62,19 @@ async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessag
         },
       });
     } catch (err) {
-      // A refusal (media_not_found) is the caller's alone; anything else aborts the transaction.
+      // A refusal is the caller's alone; anything else aborts the transaction.
       if (!(err instanceof AppError)) throw err;
       outcomes[at] = { ok: false, error: err };
     }
   }
   if (accepted.length === 0) return outcomes;
-  const written = await insertMessages(tx, accepted.map((a) => a.row));
-  // Merged since the caller looked it up (the message followed the merge): the Service must
-  // talk to the new user id. The whole transaction rolls back; alone, this message is refused.
-  for (const [i, { input }] of accepted.entries()) {
-    const user = written[i]?.user;
-    if (user && user.id !== input.userId) refuseMerged({ mergedIntoUserId: user.id });
-  }
-  // Under the locks insertMessages took: each conversation's last agent becomes its current
-  // one, and a sent message ends its typing.
+  const written = await insertLocked(
+    tx,
+    accepted.map((a) => a.row),
+    accepted.map((a) => a.user),
+  );
+  // Under the same locks: each conversation's last agent becomes its current one, and a sent
+  // message ends its typing.
   const last = new Map(accepted.map(({ input }) => [input.userId, input.agent]));
   const before = await tx.getConnection().execute<Array<{ id: number; before: AgentSnapshot | null }>>(
     `update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()

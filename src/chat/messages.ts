@@ -33,7 +33,7 @@ export interface MessageRow extends MessageFields {
 }
 
 /** The user a message was written to, as it stood under the lock: what its delivery needs. */
-export interface LockedUser extends Pick<User, 'id' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'> {
+export interface LockedUser extends Pick<User, 'id' | 'accountId' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'> {
   mergedIntoUserId: number | null;
 }
 
@@ -43,17 +43,19 @@ export interface WrittenMessage extends NewMessage {
 
 interface UserRow {
   id: number;
+  account_id: number;
   owner_service_id: number;
   unique_identifier: string | null;
   additional_information: Record<string, unknown> | null;
   merged_into_user_id: number | null;
 }
 
-async function lockUsers(em: EntityManager, ids: number[]): Promise<Map<number, LockedUser>> {
+/** Locks the users (in id order, so two writers never wait on each other in a cycle); absent ones are left out. */
+export async function lockUsers(em: EntityManager, ids: readonly number[]): Promise<Map<number, LockedUser>> {
   const rows = await em.getConnection().execute<UserRow[]>(
-    `select id, owner_service_id, unique_identifier, additional_information, merged_into_user_id
+    `select id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id
      from users where id = any(?::int[]) order by id for update`,
-    [pgIntArray(ids)],
+    [pgIntArray([...new Set(ids)].sort((a, b) => a - b))],
     'all',
     em.getTransactionContext(),
   );
@@ -62,6 +64,7 @@ async function lockUsers(em: EntityManager, ids: number[]): Promise<Map<number, 
       r.id,
       {
         id: r.id,
+        accountId: r.account_id,
         ownerServiceId: r.owner_service_id,
         uniqueIdentifier: r.unique_identifier,
         additionalInformation: r.additional_information,
@@ -79,16 +82,21 @@ async function lockUsers(em: EntityManager, ids: number[]): Promise<Map<number, 
  * login merged it) goes to the conversation it was merged into, like the rest of its history.
  */
 export async function insertMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<WrittenMessage[]> {
-  const users = await lockUsers(em, [...new Set(rows.map((r) => r.userId))].sort((a, b) => a - b));
+  const users = await lockUsers(em, rows.map((r) => r.userId));
   const missing = [...users.values()].flatMap((u) => (u.mergedIntoUserId !== null && !users.has(u.mergedIntoUserId) ? [u.mergedIntoUserId] : []));
   // Registered users are never merged, so one step reaches the live conversation.
-  if (missing.length > 0) for (const [id, user] of await lockUsers(em, [...new Set(missing)].sort((a, b) => a - b))) users.set(id, user);
+  if (missing.length > 0) for (const [id, user] of await lockUsers(em, missing)) users.set(id, user);
   const target = rows.map((row) => {
     const user = users.get(row.userId);
     const live = user?.mergedIntoUserId != null ? users.get(user.mergedIntoUserId) : user;
     if (!live) throw new Error(`user ${row.userId} not found`);
     return live;
   });
+  return insertLocked(em, rows, target);
+}
+
+/** The insert of insertMessages, for a caller that locked the users itself: `target[i]` is row i's live user. */
+export async function insertLocked(em: EntityManager, rows: readonly MessageRow[], target: readonly LockedUser[]): Promise<WrittenMessage[]> {
   const createdAt = new Date();
   // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
   // row order, each message's previous client-visible one (an earlier row of the batch, or

@@ -59,9 +59,12 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
 
   router.post('/users/:userId/messages', async (ctx) => {
     const body = parseBody(ctx, agentMessageBody);
-    const { caller, user } = await targetUser(ctx);
+    const { userId } = parseParams(ctx, userIdParams);
+    const caller = serviceCaller(ctx);
+    // The writer checks the user (this account's, not merged) under its lock: no read before.
     const { message, prevId, agentChanged } = await ctx.deps.agentMessages.send({
-      userId: user.id,
+      accountId: caller.account.id,
+      userId,
       agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },
       typeId: body.typeId,
       text: body.message ?? null,
