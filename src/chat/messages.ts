@@ -75,11 +75,10 @@ export async function lockUsers(em: EntityManager, ids: readonly number[]): Prom
 }
 
 /**
- * Every message is written here, inside the caller's transaction and under a lock on its
- * user, so that one conversation's messages get increasing ids in the order they commit.
- * Set-based, so a group commit of many messages costs the same two statements as one.
- * A message for a user merged meanwhile (its sender read the conversation just before a
- * login merged it) goes to the conversation it was merged into, like the rest of its history.
+ * Locks the messages' users and writes the messages (insertLocked), inside the caller's
+ * transaction. A message for a user merged meanwhile (its sender read the conversation just
+ * before a login merged it) goes to the conversation it was merged into, like the rest of its
+ * history.
  */
 export async function insertMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<WrittenMessage[]> {
   const users = await lockUsers(em, rows.map((r) => r.userId));
@@ -95,7 +94,12 @@ export async function insertMessages(em: EntityManager, rows: readonly MessageRo
   return insertLocked(em, rows, target);
 }
 
-/** The insert of insertMessages, for a caller that locked the users itself: `target[i]` is row i's live user. */
+/**
+ * Every message is written here, inside the caller's transaction and under a lock on its user
+ * (taken by the caller: `target[i]` is row i's live user), so that one conversation's messages
+ * get increasing ids in the order they commit. Set-based, so a group commit of many messages
+ * costs one statement, as one message does.
+ */
 export async function insertLocked(em: EntityManager, rows: readonly MessageRow[], target: readonly LockedUser[]): Promise<WrittenMessage[]> {
   const createdAt = new Date();
   // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
