@@ -66,7 +66,15 @@ const schema = z.object({
   client: z.object({
     /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
     typingTimeoutMs: z.coerce.number().int().positive(),
-    mediaMaxBytes: z.coerce.number().int().positive(),
+    /** Upload caps per kind of file (media/types.ts says which types are of which kind). */
+    mediaMaxBytes: z.object({
+      image: z.coerce.number().int().positive(),
+      document: z.coerce.number().int().positive(),
+      audio: z.coerce.number().int().positive(),
+      video: z.coerce.number().int().positive(),
+    }),
+    /** How long browsers may keep a CORS preflight answer. */
+    corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
     /** Writes per device (messages, uploads, events, registrations) per window. */
     rateLimit: z.object({
       points: z.coerce.number().int().positive(),

@@ -137,11 +137,34 @@ describe('Client API: devices and users', function () {
     widget.authorization = undefined;
     const answer = await widget.register({ userAdditionalInformation: { sneaky: true } });
     expect(answer.status).to.equal(403);
-    expect(answer.body.notifications).to.deep.equal([{ type: 'error', message: 'device_not_registered' }]);
+    // The spec's code first on its unversioned paths; the web library's code beside it.
+    expect(answer.body.notifications).to.deep.equal([
+      { type: 'error', message: 'device_not_registered' },
+      { type: 'error', message: 'device_requires_authorization' },
+    ]);
     const device = await em().findOneOrFail(DeviceSchema, { uniqueAppDeviceId: widget.deviceId });
     expect(device.userId).to.equal(userId);
     const user = await em().findOneOrFail(UserSchema, { id: userId });
     expect(user.additionalInformation).to.equal(null);
+  });
+
+  it('a logout on the versioned paths leads with device_requires_authorization, and a fresh device starts anew', async () => {
+    const widget = new Widget(t.account, undefined, undefined, '/clientApi/v1.9').signIn('customer-logout');
+    const userId = (await widget.register()).body.data.userId;
+    await widget.send('before the logout');
+    widget.authorization = undefined;
+    const answer = await widget.register();
+    expect(answer.status).to.equal(403);
+    // The Parley web library starts a fresh anonymous device only when this code comes first.
+    expect(answer.body.notifications.map((n) => n.message)).to.deep.equal(['device_requires_authorization', 'device_not_registered']);
+    const device = await em().findOneOrFail(DeviceSchema, { uniqueAppDeviceId: widget.deviceId });
+    expect(device.userId, 'nothing changed on the device').to.equal(userId);
+
+    const fresh = new Widget(t.account, undefined, undefined, '/clientApi/v1.9');
+    const anonymous = await fresh.register();
+    expect(anonymous.status).to.equal(200);
+    expect(anonymous.body.data.userId).to.not.equal(userId);
+    expect((await fresh.messages()).body.data).to.deep.equal([]);
   });
 
   it('a registered device signed in as another customer moves to them and never shows the first one’s history', async () => {

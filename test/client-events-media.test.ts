@@ -6,11 +6,7 @@ import { TEST_ADMIN, startTestServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget, type ClientMessage } from './support/widget.ts';
 
-// A 1×1 PNG.
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-  'base64',
-);
+import { COMPOUND_FILE, CSV, DOCX, MP3, MP4, PDF, PNG, TEXT, WEBP } from './support/files.ts';
 
 async function upload(widget: Widget, bytes: Buffer, filename: string, type = 'image/png') {
   const form = new FormData();
@@ -111,8 +107,106 @@ describe('Client API: events, media and limits', function () {
       const answer = await upload(widget, Buffer.from('#!/bin/sh\necho not an image\n'), 'innocent.png', 'image/png');
       expect(answer.status).to.equal(415);
       expect(answer.body.notifications[0]?.message).to.equal('invalid_media_type');
-      const pdf = await upload(widget, Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n'), 'doc.pdf', 'application/pdf');
-      expect(pdf.status, 'only images are allowed').to.equal(415);
+    });
+
+    it('takes the documents, audio and video the clients render, and serves each with its type as an attachment', async () => {
+      const cases: Array<[Buffer, string, string, string]> = [
+        [PDF, 'invoice.pdf', 'application/pdf', 'pdf'],
+        [DOCX, 'letter.docx', 'application/octet-stream', 'docx'],
+        [COMPOUND_FILE, 'old letter.doc', 'application/msword', 'doc'],
+        [COMPOUND_FILE, 'sheet.xls', 'application/octet-stream', 'xls'],
+        [CSV, 'orders.csv', 'text/csv', 'csv'],
+        [TEXT, 'note.txt', 'text/plain', 'txt'],
+        [MP3, 'voice.mp3', 'audio/mpeg', 'mp3'],
+        [MP4, 'clip.mp4', 'video/mp4', 'mp4'],
+      ];
+      const expectedType: Record<string, string> = {
+        pdf: 'application/pdf',
+        docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        doc: 'application/msword',
+        xls: 'application/vnd.ms-excel',
+        csv: 'text/csv; charset=utf-8',
+        txt: 'text/plain; charset=utf-8',
+        mp3: 'audio/mpeg',
+        mp4: 'video/mp4',
+      };
+      for (const [bytes, name, declared, extension] of cases) {
+        const uploaded = await upload(widget, bytes, name, declared);
+        expect(uploaded.status, name).to.equal(200);
+        const sent = await widget.send({ media: { id: uploaded.body.data.media, description: name } });
+        expect(sent.status, name).to.equal(200);
+        const shown = (await widget.messages()).body.data[0] as ClientMessage;
+        const media = shown.media as Record<string, string>;
+        expect(media.filename, name).to.equal(`${uploaded.body.data.media}.${extension}`);
+        expect(media.mimeType, name).to.equal(expectedType[extension]!.split(';')[0]);
+        const file = await fetch(`${widget.baseUrl}/media/${media.year}/${media.month}/${media.day}/${media.filename}`, { headers: widget.headers() });
+        expect(file.status, name).to.equal(200);
+        expect(file.headers.get('content-type'), name).to.equal(expectedType[extension]);
+        expect(file.headers.get('content-disposition'), name).to.match(/^attachment; filename=/).and.include(name.split(' ')[0]);
+        expect(file.headers.get('x-content-type-options')).to.equal('nosniff');
+        expect(Buffer.from(await file.arrayBuffer()).equals(bytes), name).to.equal(true);
+      }
+      const requests = await t.receiver.waitFor(cases.length);
+      // Every kind reaches the Service as the reference the specification gives images.
+      for (const [i, [, , , extension]] of cases.entries()) {
+        expect((requests[i]?.json as { message: string }).message).to.match(new RegExp(`^\\{\\{img/${t.account.id}/.+\\.${extension}\\}\\}$`));
+      }
+    });
+
+    it('refuses what the clients cannot render: WebP, a compound file not named as Office, binary text, an archive', async () => {
+      for (const [bytes, name, declared] of [
+        [WEBP, 'photo.webp', 'image/webp'],
+        [COMPOUND_FILE, 'setup.msi', 'application/octet-stream'],
+        [Buffer.from([0x68, 0x69, 0x00, 0x01, 0x02]), 'note.txt', 'text/plain'],
+        [Buffer.from([0xc3, 0x28, 0x41]), 'latin.csv', 'text/csv'],
+        [TEXT, 'script.sh', 'text/x-sh'],
+        [Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(64)]), 'archive.zip', 'application/zip'],
+      ] as Array<[Buffer, string, string]>) {
+        const answer = await upload(widget, bytes, name, declared);
+        expect(answer.status, name).to.equal(415);
+        expect(answer.body.notifications[0]?.message, name).to.equal('invalid_media_type');
+      }
+    });
+
+    it('caps each kind at its own size: a document may be larger than an image', async () => {
+      // config/test.json: images 64 KiB, documents 128 KiB.
+      const bigPdf = Buffer.concat([PDF, Buffer.alloc(100 * 1024, 0x20)]);
+      expect((await upload(widget, bigPdf, 'big.pdf', 'application/pdf')).status).to.equal(200);
+      const tooBigPdf = Buffer.concat([PDF, Buffer.alloc(130 * 1024, 0x20)]);
+      const refused = await upload(widget, tooBigPdf, 'huge.pdf', 'application/pdf');
+      expect(refused.status).to.equal(413);
+      expect(refused.body.notifications[0]?.message).to.equal('media_too_large');
+      const bigPng = await upload(widget, Buffer.concat([PNG, Buffer.alloc(100 * 1024)]), 'big.png');
+      expect(bigPng.status).to.equal(413);
+      expect(bigPng.body.notifications[0]?.message).to.equal('media_too_large');
+    });
+
+    it('lets the conversation’s Service download the upload by the reference it received, and no other Service', async () => {
+      const uploaded = await upload(widget, PDF, 'contract.pdf', 'application/pdf');
+      await widget.send({ media: { id: uploaded.body.data.media } });
+      const [request] = await t.receiver.waitFor(1);
+      const reference = /^\{\{img\/(.+)\}\}$/.exec((request?.json as { message: string }).message)?.[1];
+      expect(reference).to.be.a('string');
+      const get = (key: string, path = `/serviceApi/v2.3/media/${reference}`) =>
+        fetch(`${widget.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+
+      const file = await get(t.service.apiKey);
+      expect(file.status).to.equal(200);
+      expect(file.headers.get('content-type')).to.equal('application/pdf');
+      expect(file.headers.get('content-disposition')).to.include('contract.pdf');
+      expect(Buffer.from(await file.arrayBuffer()).equals(PDF)).to.equal(true);
+
+      const other = await tenant();
+      try {
+        const foreign = await get(other.service.apiKey);
+        expect(foreign.status).to.equal(404);
+        expect(((await foreign.json()) as { notifications: Array<{ message: string }> }).notifications[0]?.message).to.equal('media_not_found');
+        const elsewhere = await get(other.service.apiKey, `/serviceApi/v2.3/media/${reference!.replace(/^\d+/, String(other.account.id))}`);
+        expect(elsewhere.status, 'the same path under its own account is no file of its').to.equal(404);
+      } finally {
+        await other.receiver.close();
+      }
+      expect((await get('not-a-key')).status).to.equal(401);
     });
 
     it('refuses a file over the size cap, a missing file and a non-multipart body', async () => {
@@ -125,6 +219,7 @@ describe('Client API: events, media and limits', function () {
       form.append('other', 'value');
       const missing = await fetch(`${widget.baseUrl}/media`, { method: 'POST', headers: widget.headers(), body: form });
       expect(missing.status).to.equal(422);
+      expect(((await missing.json()) as { notifications: Array<{ message: string }> }).notifications[0]?.message).to.equal('missing_media');
 
       const json = await widget.call('POST', '/media', { json: { media: 'x' } });
       expect(json.status).to.equal(415);

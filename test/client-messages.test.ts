@@ -1,15 +1,12 @@
 // Messages through the Client API: sending (and what the owner receives), reading in the
 // reference shape with paging, status and unseen counts, isolation between conversations.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import { MessageSchema, type AgentSnapshot } from '../src/db/entities/index.ts';
+import { MESSAGE, MESSAGES_PAGE, shapeProblems } from './support/parley-shapes.ts';
 import { sharedServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget, type ClientMessage } from './support/widget.ts';
 
-const REFERENCE = path.resolve(import.meta.dirname, '..', '..', 'shared', 'reference', 'parley-web-library');
-const reference = (file: string) => JSON.parse(readFileSync(path.join(REFERENCE, file), 'utf8')) as Record<string, unknown>;
 
 /** Messages from the agent side, written as the Service API (issue #5) will write them. */
 async function agentMessage(userId: number, text: string, agent: AgentSnapshot = { id: 7, name: 'Ada', avatar: null }) {
@@ -26,10 +23,6 @@ async function agentMessage(userId: number, text: string, agent: AgentSnapshot =
   });
   await em.flush();
   return message.id;
-}
-
-function typeOf(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 }
 
 describe('Client API: messages', function () {
@@ -115,7 +108,6 @@ describe('Client API: messages', function () {
       [{ message: 'both', media: { id: '00000000-0000-4000-8000-000000000000' } }, 422],
       [{ media: { id: 'not-a-uuid' } }, 422],
       [{ media: { id: '00000000-0000-4000-8000-000000000000' } }, 404],
-      [{ message: 'x', referer: 'not a url' }, 422],
     ];
     for (const [body, status] of cases) {
       const answer = await widget.send(body);
@@ -135,16 +127,12 @@ describe('Client API: messages', function () {
     const answer = await widget.messages();
     expect(answer.status).to.equal(200);
 
-    const sample = reference('getMessagesResponse.json');
     const ours = answer.body as unknown as Record<string, unknown>;
-    for (const key of Object.keys(sample)) expect(ours, `root key ${key}`).to.have.property(key);
-    expect(ours).to.have.property('agent');
-    const sampleMessage = (sample.data as Array<Record<string, unknown>>)[0] ?? {};
     const [agentSide, userSide] = answer.body.data;
-    for (const [key, value] of Object.entries(sampleMessage)) {
-      expect(agentSide, `message key ${key}`).to.have.property(key);
-      if (key !== 'media' && key !== 'title') expect(typeOf(agentSide?.[key]), key).to.equal(typeOf(value));
-    }
+    expect([
+      ...shapeProblems(ours, MESSAGES_PAGE, 'page'),
+      ...answer.body.data.flatMap((message, i) => shapeProblems(message, MESSAGE, `data[${i}]`)),
+    ]).to.deep.equal([]);
     expect(agentSide).to.deep.include({
       message: 'hi!',
       typeId: 2,

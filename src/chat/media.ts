@@ -1,41 +1,46 @@
-// Uploads from chat clients: the type is decided by the file's bytes (never by its name or
-// the declared type), only allow-listed images are kept, and the row ties the file to the
-// conversation that uploaded it.
+// Uploads from chat clients and Services: only the types the clients render are kept (see
+// media/types.ts for how a type is decided), each kind under its own size cap, and the row ties
+// the file to the conversation that uploaded it.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { fileTypeFromBuffer } from 'file-type';
 import { MediaSchema, type Account, type Media, type MediaReference, type User } from '../db/entities/index.ts';
 import { AppError, notFound } from '../http/errors.ts';
 import type { MediaStorage } from '../media/storage.ts';
+import { classifyUpload, type MediaKind } from '../media/types.ts';
 
-export const ALLOWED_MEDIA_TYPES: Readonly<Record<string, string>> = {
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/gif': 'gif',
-  'image/webp': 'webp',
-};
+export interface UploadedFile {
+  bytes: Buffer;
+  /** The file name and part type the uploader declared: believed only where bytes cannot tell. */
+  originalName: string | null;
+  declaredType: string | null;
+}
 
 export async function uploadMedia(
   em: EntityManager,
   storage: MediaStorage,
   account: Account,
   user: User,
-  file: { bytes: Buffer; originalName: string | null },
+  file: UploadedFile,
+  maxBytes: Readonly<Record<MediaKind, number>>,
 ): Promise<Media> {
-  const detected = await fileTypeFromBuffer(file.bytes);
-  const extension = detected ? ALLOWED_MEDIA_TYPES[detected.mime] : undefined;
-  if (!detected || !extension) throw new AppError(415, 'invalid_media_type');
+  const type = await classifyUpload(file.bytes, { name: file.originalName, type: file.declaredType });
+  if (!type) throw new AppError(415, 'invalid_media_type');
+  if (file.bytes.length > maxBytes[type.kind]) throw new AppError(413, 'media_too_large');
   const now = new Date();
   const id = randomUUID();
   // Unpadded month and day, as in the reference bodies (year "2023", month "6", day "6").
-  const filePath = `${now.getUTCFullYear()}/${now.getUTCMonth() + 1}/${now.getUTCDate()}/${id}.${extension}`;
-  await storage.put(account.id, filePath, file.bytes);
+  const filePath = `${now.getUTCFullYear()}/${now.getUTCMonth() + 1}/${now.getUTCDate()}/${id}.${type.extension}`;
+  try {
+    await storage.put(account.id, filePath, file.bytes);
+  } catch (err) {
+    throw new AppError(500, 'could_not_save_media', [], null, {}, err);
+  }
   const media = em.create(MediaSchema, {
     id,
     accountId: account.id,
     userId: user.id,
     path: filePath,
-    mimeType: detected.mime,
+    mimeType: type.mime,
     size: file.bytes.length,
     description: file.originalName?.slice(0, 255) ?? null,
   });
@@ -43,17 +48,17 @@ export async function uploadMedia(
   return media;
 }
 
-/** The file, if it belongs to this conversation. */
+/** The file, if it belongs to this account and (when a user is given) to that conversation. */
 export async function readMedia(
   em: EntityManager,
   storage: MediaStorage,
-  account: Account,
-  user: User,
+  owner: { accountId: number; userId?: number },
   filePath: string,
 ): Promise<{ media: Media; bytes: Buffer } | null> {
-  const media = await em.findOne(MediaSchema, { accountId: account.id, path: filePath, userId: user.id });
+  const { accountId, userId } = owner;
+  const media = await em.findOne(MediaSchema, { accountId, path: filePath, ...(userId === undefined ? {} : { userId }) });
   if (!media) return null;
-  const bytes = await storage.get(account.id, filePath);
+  const bytes = await storage.get(accountId, filePath);
   return bytes ? { media, bytes } : null;
 }
 

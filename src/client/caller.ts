@@ -27,6 +27,15 @@ export interface Conversation {
 export interface CallerHeaders {
   identification: string | undefined;
   authorization: string | undefined;
+  /** The browser page's origin, if any: checked against the account's allowed origins. */
+  origin?: string | undefined;
+}
+
+/** 403 origin_not_allowed when the account lists origins and a browser page of another calls. */
+function checkOrigin(account: Account, origin: string | undefined): void {
+  const allowed = account.settings.allowedOrigins ?? [];
+  if (origin === undefined || allowed.length === 0) return;
+  if (!allowed.includes(origin.toLowerCase())) throw new AppError(403, 'origin_not_allowed');
 }
 
 type Snapshot = Record<'account' | 'device' | 'user', Record<string, unknown> | null>;
@@ -62,6 +71,7 @@ export class ClientCallers {
     const row = await this.loader.load({ accountIdentification, deviceId });
     if (!row?.account) throw notFound('account_not_found');
     const account = snapshot(this.metadata, AccountSchema, row.account);
+    checkOrigin(account, headers.origin);
     const identity = verifyAuthorization(headers.authorization, account);
     const registered =
       row.device && row.user ? { device: snapshot(this.metadata, DeviceSchema, row.device), user: snapshot(this.metadata, UserSchema, row.user) } : null;

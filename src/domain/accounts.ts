@@ -35,6 +35,7 @@ export interface AccountChanges {
   name?: string | undefined;
   welcomeMessage?: string | null | undefined;
   stickyMessage?: string | null | undefined;
+  allowedOrigins?: string[] | undefined;
 }
 
 export async function updateAccount(em: EntityManager, accountId: number, changes: AccountChanges): Promise<Account | null> {
@@ -43,6 +44,7 @@ export async function updateAccount(em: EntityManager, accountId: number, change
   if (changes.name !== undefined) account.name = changes.name;
   if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
   if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
+  if (changes.allowedOrigins !== undefined) account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
   await em.flush();
   return account;
 }

@@ -1,15 +1,17 @@
 // The Koa application: one chain for every request, top to bottom:
-// request id → access log → error envelope → body parsing → ORM request context → routers
-// → unmatched (404 or 405).
+// request id → access log → CORS (Client API) → error envelope → body parsing → ORM request
+// context → routers → unmatched (404 or 405). CORS sits outside the error envelope so that
+// errors carry its headers too, and a browser can read why a call failed.
 import Koa from 'koa';
-import { koaBody } from 'koa-body';
 import { RequestContext } from '@mikro-orm/core';
 import type { AppDeps } from '../deps.ts';
 import { adminRouter } from '../routes/admin/index.ts';
 import { healthRouter } from '../routes/health.ts';
-import { clientRouters } from '../routes/client/index.ts';
+import { clientRouters, isClientApiPath } from '../routes/client/index.ts';
 import { serviceRouters } from '../routes/service/index.ts';
 import { accessLog } from './middleware/access-log.ts';
+import { jsonBody } from './middleware/body.ts';
+import { clientCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { unmatched } from './middleware/unmatched.ts';
@@ -28,17 +30,9 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
 
   app.use(requestContext());
   app.use(accessLog());
+  app.use(clientCors({ maxAgeSeconds: deps.config.client.corsMaxAgeSeconds, isClientPath: isClientApiPath }));
   app.use(errorHandler());
-  app.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: deps.config.http.jsonLimit,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-    }),
-  );
+  app.use(jsonBody({ limit: deps.config.http.jsonLimit, isClientPath: isClientApiPath }));
   // Every request gets its own identity map, so no entity leaks between requests.
   app.use((_ctx, next) => RequestContext.create(deps.db.orm.em, next));
 

@@ -1,5 +1,5 @@
 // The one response shape of every Palaver answer, success or error (DESIGN.md section 2),
-// as deployed chat clients parse it (shared/reference/parley-web-library).
+// as deployed chat clients parse it.
 import type { Context } from 'koa';
 import type { AppError } from './errors.ts';
 

@@ -9,8 +9,10 @@ export class AppError extends Error {
     readonly details: Notification[] = [],
     readonly data: unknown = null,
     readonly headers: Record<string, string> = {},
+    /** For our own faults with a code of their own (5xx): what went wrong, for the log only. */
+    cause?: unknown,
   ) {
-    super(code);
+    super(code, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
   }
 }

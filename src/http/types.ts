@@ -14,6 +14,10 @@ export interface AppState {
   operator?: AuthenticatedOperator;
   client?: ClientCaller;
   service?: ServiceCaller;
+  /** The content types this route reads as JSON (see middleware/body.ts). */
+  jsonTypes?: string[];
+  /** Set when the caller's account does not allow the request's Origin: no CORS headers go out. */
+  refusedOrigin?: string;
 }
 
 /** Dependencies every handler can reach as ctx.deps (set once on app.context). */

@@ -67,6 +67,7 @@ export function openApiDocument(): Json {
   const paths: Record<string, Json> = {};
   for (const operation of operations) {
     for (const prefix of PREFIXES[operation.api]) {
+      if (operation.versionedOnly && !prefix) continue;
       const path = prefix + operation.path;
       paths[path] = { ...paths[path], [operation.method]: describe(operation) };
     }

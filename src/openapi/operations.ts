@@ -20,6 +20,8 @@ export interface Operation {
   /** multipart/form-data with one file field of this name. */
   upload?: string;
   status?: number;
+  /** Served under the API's version prefixes only, not at the root. */
+  versionedOnly?: boolean;
 }
 
 export const operations: Operation[] = [
@@ -31,7 +33,7 @@ export const operations: Operation[] = [
   { method: 'post', path: '/adminApi/login', api: 'admin', summary: 'Operator login: a bearer token', body: admin.loginBody },
   { method: 'post', path: '/adminApi/accounts', api: 'admin', summary: 'Create an account', body: admin.createAccountBody, status: 201 },
   { method: 'get', path: '/adminApi/accounts/{accountId}', api: 'admin', summary: 'An account with its Services', params: admin.accountIdParams },
-  { method: 'patch', path: '/adminApi/accounts/{accountId}', api: 'admin', summary: 'Name, welcome and sticky messages', params: admin.accountIdParams, body: admin.updateAccountBody },
+  { method: 'patch', path: '/adminApi/accounts/{accountId}', api: 'admin', summary: 'Name, welcome and sticky messages, allowed widget origins', params: admin.accountIdParams, body: admin.updateAccountBody },
   { method: 'put', path: '/adminApi/accounts/{accountId}/default-service', api: 'admin', summary: 'Change the default Service (changeDefaultService action)', params: admin.accountIdParams, body: admin.defaultServiceBody },
   { method: 'post', path: '/adminApi/accounts/{accountId}/services', api: 'admin', summary: 'Attach a Service; answers its API key once', params: admin.accountIdParams, body: admin.createServiceBody, status: 201 },
   { method: 'get', path: '/adminApi/accounts/{accountId}/users', api: 'admin', summary: 'Users of the account, newest first', params: admin.accountIdParams, query: admin.usersQuery },
@@ -54,14 +56,15 @@ export const operations: Operation[] = [
   { method: 'put', path: '/messages/status/{status}', api: 'client', summary: 'Raise the status of own messages', params: clientApi.statusParams, body: clientApi.statusBody },
   { method: 'get', path: '/messages/{cursor}', api: 'client', summary: 'One message, or a page: before:{id}, after:{id}', params: clientApi.messageCursorParams },
   { method: 'post', path: '/services/event/{name}', api: 'client', summary: 'startTyping, stopTyping or ChatOpened', params: clientApi.eventParams },
-  { method: 'post', path: '/media', api: 'client', summary: 'Upload an image', upload: 'media' },
+  { method: 'post', path: '/media', api: 'client', summary: 'Upload an image, document, audio or video file', upload: 'media' },
   { method: 'get', path: '/media/{year}/{month}/{day}/{file}', api: 'client', summary: "An upload of the caller's conversation", params: clientApi.mediaParams },
 
   { method: 'get', path: '/users/{userId}', api: 'service', summary: 'A user', params: service.userIdParams },
   { method: 'get', path: '/users/{userId}/messages', api: 'service', summary: 'A conversation, all of it', params: service.userIdParams, query: service.serviceMessagesQuery },
   { method: 'put', path: '/users/{userId}/owner', api: 'service', summary: 'Change the owner (changeOwner action)', params: service.userIdParams, body: service.ownerBody },
   { method: 'post', path: '/users/{userId}/messages', api: 'service', summary: 'An agent message; the agent becomes current', params: service.userIdParams, body: service.agentMessageBody, status: 201 },
-  { method: 'post', path: '/users/{userId}/media', api: 'service', summary: 'Upload an image to the conversation, for an agent message', params: service.userIdParams, upload: 'media', status: 201 },
+  { method: 'post', path: '/users/{userId}/media', api: 'service', summary: 'Upload a file to the conversation, for an agent message', params: service.userIdParams, upload: 'media', status: 201 },
   { method: 'post', path: '/users/{userId}/typing', api: 'service', summary: 'An agent is typing (stops by itself)', params: service.userIdParams, body: service.typingBody },
+  { method: 'get', path: '/media/{accountId}/{year}/{month}/{day}/{file}', api: 'service', summary: 'An upload of a conversation of the account: the <ref> of {{img/<ref>}}', params: service.serviceMediaParams, versionedOnly: true },
   { method: 'put', path: '/users/{userId}/agent/unset', api: 'service', summary: 'No current agent (2.3.0)', params: service.userIdParams },
 ];

@@ -11,6 +11,7 @@ export function presentAccount(account: Account) {
     defaultServiceId: account.defaultServiceId ?? null,
     welcomeMessage: account.welcomeMessage ?? null,
     stickyMessage: account.stickyMessage ?? null,
+    allowedOrigins: account.settings.allowedOrigins ?? [],
     createdAt: account.createdAt.toISOString(),
   };
 }

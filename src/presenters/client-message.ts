@@ -1,5 +1,6 @@
 // A message as chat clients read it, in the shape of the reference bodies
-// (shared/reference/parley-web-library): the same object in GET /messages and socket events.
+// (test/support/parley-shapes.ts holds the keys and types they read): the same object in GET
+// /messages and socket events.
 import type { AgentSnapshot, Message, User } from '../db/entities/index.ts';
 import { typingAgent } from '../chat/agents.ts';
 import { mediaReference } from './webhook-payloads.ts';

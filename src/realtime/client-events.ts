@@ -63,7 +63,7 @@ export function clientEventHandlers(deps: ClientEventDeps, gateway: Gateway): Ar
       account,
       user,
       device,
-      input: { typeId: body.typeId ?? 1, text: body.message ?? null, media: body.media ?? null, requestUrl: body.referer ?? null },
+      input: { typeId: body.typeId ?? 1, text: body.message ?? null, media: body.media ?? null, requestUrl: body.referer ?? body.referrer ?? null },
     });
     gateway.messageCreated(written, prevId);
     return { data: { messageId: String(written.id) } };

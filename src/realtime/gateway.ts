@@ -149,6 +149,7 @@ export class Gateway {
     const headers: CallerHeaders = {
       identification: text(auth.identification) ?? header('x-iris-identification'),
       authorization: text(auth.authorization) ?? header('authorization'),
+      origin: header('origin'),
     };
     const caller = await this.deps.callers.identify(headers);
     const { account, device, user } = openConversation(caller);

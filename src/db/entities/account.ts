@@ -1,7 +1,12 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
-/** Per-account chat settings; media limits join them with the Client API. */
+/** Per-account chat settings, kept as one JSON document. */
 export interface AccountSettings {
+  /**
+   * Origins (`https://shop.example`) whose pages may call the Client API from a browser;
+   * absent or empty: any origin (the Client API authenticates by headers, never cookies).
+   */
+  allowedOrigins?: string[];
   [key: string]: unknown;
 }
 

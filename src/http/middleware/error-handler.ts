@@ -51,6 +51,7 @@ export function errorHandler(): Middleware<AppState, AppContextExtras> {
       const known = knownError(err);
       const answer = known ?? new AppError(500, 'internal_error');
       if (!known) ctx.state.log.error({ err }, 'unhandled error');
+      else if (known.status >= 500) ctx.state.log.error({ err: known.cause ?? known, code: known.code }, 'request failed');
       ctx.status = answer.status;
       for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
       ctx.body = envelope(ctx, false, { data: answer.data, notifications: errorNotifications(answer) });

@@ -3,10 +3,14 @@
 import { readFile, rm } from 'node:fs/promises';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
+import type { UploadedFile } from '../../chat/media.ts';
 import { AppError } from '../errors.ts';
 import type { AppContext, AppContextExtras, AppState } from '../types.ts';
 
-/** multipart/form-data with one file; a file over the cap is media_too_large, not a generic 413. */
+/**
+ * multipart/form-data with one file; a file over the cap is media_too_large, not a generic 413.
+ * The cap here is the largest of the per-kind caps: the kind is known only from the bytes.
+ */
 export function multipart(maxBytes: number): Middleware<AppState, AppContextExtras> {
   const parse = koaBody({
     multipart: true,
@@ -28,17 +32,21 @@ export function multipart(maxBytes: number): Middleware<AppState, AppContextExtr
   };
 }
 
-/** Hands the named file's bytes to `use`; 422 media_required when the field is missing. */
+/** Hands the named file's bytes to `use`; 422 missing_media (the code clients show a text for) when the field is missing. */
 export async function withUploadedFile<T>(
   ctx: AppContext,
   field: string,
-  use: (file: { bytes: Buffer; originalName: string | null }) => Promise<T>,
+  use: (file: UploadedFile) => Promise<T>,
 ): Promise<T> {
   try {
     const files = ctx.request.files?.[field];
     const file = Array.isArray(files) ? files[0] : files;
-    if (!file) throw new AppError(422, 'media_required');
-    return await use({ bytes: await readFile(file.filepath), originalName: file.originalFilename ?? null });
+    if (!file) throw new AppError(422, 'missing_media');
+    return await use({
+      bytes: await readFile(file.filepath),
+      originalName: file.originalFilename ?? null,
+      declaredType: file.mimetype ?? null,
+    });
   } finally {
     // formidable's temporary files are ours to remove.
     const all = Object.values(ctx.request.files ?? {}).flat();

@@ -59,14 +59,30 @@ export const keyParams = z.object({
   keyId: z.coerce.number().int().positive(),
 });
 
+/** A web origin as browsers send it: scheme, host and port only, lower case. */
+const webOrigin = z
+  .string()
+  .max(2048)
+  .transform((value) => value.trim().toLowerCase())
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return /^https?:$/.test(url.protocol) && url.origin === value;
+    } catch {
+      return false;
+    }
+  }, 'must be an origin such as https://shop.example (scheme, host and port; no path)');
+
 export const updateAccountBody = z
   .object({
     name: z.string().trim().min(1).max(255).optional(),
     welcomeMessage: z.string().max(2000).nullable().optional(),
     stickyMessage: z.string().max(2000).nullable().optional(),
+    /** Pages that may call the Client API from a browser; empty: any origin. */
+    allowedOrigins: z.array(webOrigin).max(100).optional(),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, welcomeMessage, stickyMessage');
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins');
 
 export const usersQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),

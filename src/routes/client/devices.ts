@@ -1,23 +1,41 @@
 import { registerDevice } from '../../chat/devices.ts';
 import { respond } from '../../http/envelope.ts';
+import { AppError } from '../../http/errors.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { caller, requestUrl } from './auth.ts';
 import { deviceBody } from './schema.ts';
 
-export function deviceRoutes(router: AppRouter): void {
+/**
+ * A registered device asking to be anonymous again (a logout) is refused and nothing changes
+ * (the spec's rule). Both codes are named: the spec's `device_not_registered`, and
+ * `device_requires_authorization`, the one the Parley web library recognises, and only as the
+ * first notification, to start a fresh anonymous device. So the versioned paths that real
+ * clients use lead with the latter, and the spec's unversioned paths with the former.
+ */
+function logoutRefused(versioned: boolean): AppError {
+  const codes = versioned
+    ? ['device_requires_authorization', 'device_not_registered']
+    : ['device_not_registered', 'device_requires_authorization'];
+  return new AppError(403, codes[0]!, codes.map((message) => ({ type: 'error' as const, message })));
+}
+
+export function deviceRoutes(router: AppRouter, options: { versioned: boolean }): void {
   router.post('/devices', limitWrites(), async (ctx) => {
-    const body = parseBody(ctx, deviceBody);
+    const { userAdditionalInformation, referer, referrer, ...fields } = parseBody(ctx, deviceBody);
     const { account, deviceId, identity } = caller(ctx);
-    const { userAdditionalInformation, ...fields } = body;
+    const pageUrl = requestUrl(ctx, { referer, referrer });
     const result = await registerDevice(ctx.deps.db.orm.em, {
       account,
       deviceId,
       identity,
-      fields,
+      fields: { ...fields, ...(referer ?? referrer ? { referer: referer ?? referrer } : {}) },
       userAdditionalInformation,
-      requestUrl: requestUrl(ctx, body.referer),
+      requestUrl: pageUrl,
+    }).catch((err: unknown) => {
+      if (err instanceof AppError && err.code === 'device_not_registered') throw logoutRefused(options.versioned);
+      throw err;
     });
     if (result.mergedFrom !== undefined) {
       ctx.deps.realtime.publish({ kind: 'merged', fromUserId: result.mergedFrom, toUserId: result.user.id });

@@ -2,6 +2,7 @@
 // that deployed chat clients use.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
+import type { MediaKind } from '../../media/types.ts';
 import { identifyClient } from './auth.ts';
 import { deviceRoutes } from './devices.ts';
 import { eventRoutes } from './events.ts';
@@ -10,11 +11,20 @@ import { messageRoutes } from './messages.ts';
 
 export const CLIENT_PREFIXES = ['', '/clientApi/v1.6', '/clientApi/v1.7', '/clientApi/v1.8', '/clientApi/v1.9'];
 
-export function clientRouters(options: { mediaMaxBytes: number }): AppRouter[] {
+const CLIENT_PATH = new RegExp(
+  `^(?:${CLIENT_PREFIXES.filter(Boolean).map((p) => p.replaceAll('.', '\\.')).join('|')})?/(?:devices|messages|media|services/event)(?:/|$)`,
+);
+
+/** Whether a request path is one of the Client API's (for CORS and text/plain JSON). */
+export function isClientApiPath(path: string): boolean {
+  return CLIENT_PATH.test(path);
+}
+
+export function clientRouters(options: { mediaMaxBytes: Readonly<Record<MediaKind, number>> }): AppRouter[] {
   return CLIENT_PREFIXES.map((prefix) => {
     const router: AppRouter = new Router<AppState, AppContextExtras>(prefix ? { prefix } : {});
     const routes: AppRouter = new Router<AppState, AppContextExtras>();
-    deviceRoutes(routes);
+    deviceRoutes(routes, { versioned: prefix !== '' });
     messageRoutes(routes);
     eventRoutes(routes);
     mediaRoutes(routes, options.mediaMaxBytes);

@@ -1,18 +1,20 @@
 import { readMedia, uploadMedia } from '../../chat/media.ts';
 import { respond } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
+import { sendMedia } from '../../http/media-response.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import { multipart, withUploadedFile } from '../../http/middleware/multipart.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams } from '../../http/validate.ts';
+import type { MediaKind } from '../../media/types.ts';
 import { conversation } from './auth.ts';
 import { mediaParams } from './schema.ts';
 
-export function mediaRoutes(router: AppRouter, maxBytes: number): void {
-  router.post('/media', limitWrites(), multipart(maxBytes), async (ctx) => {
+export function mediaRoutes(router: AppRouter, maxBytes: Readonly<Record<MediaKind, number>>): void {
+  router.post('/media', limitWrites(), multipart(Math.max(...Object.values(maxBytes))), async (ctx) => {
     const media = await withUploadedFile(ctx, 'media', async (file) => {
       const { account, user } = conversation(ctx);
-      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, file);
+      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, file, maxBytes);
     });
     respond(ctx, { data: { media: media.id } });
   });
@@ -20,11 +22,8 @@ export function mediaRoutes(router: AppRouter, maxBytes: number): void {
   router.get('/media/:year/:month/:day/:file', async (ctx) => {
     const { year, month, day, file } = parseParams(ctx, mediaParams);
     const { account, user } = conversation(ctx);
-    const found = await readMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, `${year}/${month}/${day}/${file}`);
+    const found = await readMedia(ctx.deps.db.orm.em, ctx.deps.media, { accountId: account.id, userId: user.id }, `${year}/${month}/${day}/${file}`);
     if (!found) throw notFound('media_not_found');
-    ctx.type = found.media.mimeType;
-    ctx.set('cache-control', 'private, max-age=86400');
-    ctx.set('x-content-type-options', 'nosniff');
-    ctx.body = found.bytes;
+    sendMedia(ctx, found);
   });
 }

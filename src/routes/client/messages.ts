@@ -45,7 +45,7 @@ export function messageRoutes(router: AppRouter): void {
       account,
       user,
       device,
-      input: { typeId: body.typeId ?? 1, text: body.message ?? null, media: body.media ?? null, requestUrl: requestUrl(ctx, body.referer) },
+      input: { typeId: body.typeId ?? 1, text: body.message ?? null, media: body.media ?? null, requestUrl: requestUrl(ctx, body) },
     });
     ctx.deps.realtime.messageCreated(message, prevId);
     // The reference body carries the id as a string.

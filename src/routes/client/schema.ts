@@ -1,6 +1,20 @@
 import { z } from 'zod';
 
-const referer = z.string().max(2048).url();
+/** Page addresses are kept as sent, however long their tracking query strings get, up to this. */
+export const MAX_REFERER_LENGTH = 8192;
+
+/**
+ * The page a client is on (`referer`, or `referrer` as the mobile libraries spell it) is
+ * metadata: any non-empty text up to the bound is kept as sent (NUL bytes, which no database
+ * text takes, dropped); anything else is ignored, never a reason to refuse a call.
+ */
+const referer = z
+  .string()
+  .min(1)
+  .max(MAX_REFERER_LENGTH)
+  .transform((value) => value.replaceAll('\u0000', '') || undefined)
+  .optional()
+  .catch(undefined);
 
 export const deviceBody = z
   .object({
@@ -10,7 +24,8 @@ export const deviceBody = z
     userAdditionalInformation: z.record(z.string(), z.unknown()).optional(),
     type: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)]).optional(),
     version: z.string().max(64).optional(),
-    referer: referer.nullish(),
+    referer,
+    referrer: referer,
   })
   .refine((b) => JSON.stringify(b.userAdditionalInformation ?? {}).length <= 16_384, {
     message: 'at most 16 kB of JSON',
@@ -27,7 +42,8 @@ export const messageBody = z
     message: z.string().trim().min(1).max(MAX_MESSAGE_LENGTH).optional(),
     media: z.object({ id: z.string().uuid(), description: z.string().max(255).nullish() }).optional(),
     typeId: z.union([z.literal(1), z.literal(4)], { message: 'a client may send typeId 1 or 4 only' }).optional(),
-    referer: referer.optional(),
+    referer,
+    referrer: referer,
   })
   .superRefine((body, ctx) => {
     if ((body.message === undefined) === (body.media === undefined)) {
@@ -62,5 +78,5 @@ export const mediaParams = z.object({
   year: z.string().regex(/^\d{4}$/),
   month: z.string().regex(/^\d{1,2}$/),
   day: z.string().regex(/^\d{1,2}$/),
-  file: z.string().regex(/^[0-9a-f-]{36}\.[a-z]{3,4}$/),
+  file: z.string().regex(/^[0-9a-f-]{36}\.[a-z0-9]{2,4}$/),
 });

@@ -1,16 +1,20 @@
 // Service API (DESIGN.md section 3), under / and /serviceApi/v2.3, for attached backends.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
+import type { MediaKind } from '../../media/types.ts';
 import { requireService } from './auth.ts';
+import { mediaRoutes } from './media.ts';
 import { userRoutes } from './users.ts';
 
 export const SERVICE_PREFIXES = ['', '/serviceApi/v2.3'];
 
-export function serviceRouters(options: { mediaMaxBytes: number }): AppRouter[] {
+export function serviceRouters(options: { mediaMaxBytes: Readonly<Record<MediaKind, number>> }): AppRouter[] {
   return SERVICE_PREFIXES.map((prefix) => {
     const router: AppRouter = new Router<AppState, AppContextExtras>(prefix ? { prefix } : {});
     const routes: AppRouter = new Router<AppState, AppContextExtras>();
     userRoutes(routes, options.mediaMaxBytes);
+    // Under the version prefix only: the unversioned /media/… belongs to the Client API.
+    if (prefix) mediaRoutes(routes);
     router.use(requireService(), routes.routes());
     return router;
   });

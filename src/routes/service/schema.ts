@@ -37,3 +37,12 @@ export const typingBody = z.object({
   isTyping: z.boolean(),
   agent: agentSchema,
 });
+
+/** `GET /serviceApi/v2.3/media/<ref>`, where `{{img/<ref>}}` is what the message payload carried. */
+export const serviceMediaParams = z.object({
+  accountId: z.coerce.number().int().positive().max(2_147_483_647),
+  year: z.string().regex(/^\d{4}$/),
+  month: z.string().regex(/^\d{1,2}$/),
+  day: z.string().regex(/^\d{1,2}$/),
+  file: z.string().regex(/^[0-9a-f-]{36}\.[a-z0-9]{2,4}$/),
+});

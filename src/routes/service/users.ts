@@ -10,6 +10,7 @@ import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentServiceUser } from '../../presenters/service-user.ts';
 import { userForService } from '../../service-api/caller.ts';
+import type { MediaKind } from '../../media/types.ts';
 import { serviceCaller } from './auth.ts';
 import { agentMessageBody, ownerBody, serviceMessagesQuery, typingBody, userIdParams } from './schema.ts';
 
@@ -19,7 +20,7 @@ async function targetUser(ctx: AppContext) {
   return { caller, user: await userForService(ctx.deps.db.orm.em, caller, userId) };
 }
 
-export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
+export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<MediaKind, number>>): void {
   router.get('/users/:userId', async (ctx) => {
     const { caller, user } = await targetUser(ctx);
     const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
@@ -89,10 +90,10 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: number): void {
     respond(ctx, { data: { userId: updated.id, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
   });
 
-  router.post('/users/:userId/media', multipart(mediaMaxBytes), async (ctx) => {
+  router.post('/users/:userId/media', multipart(Math.max(...Object.values(mediaMaxBytes))), async (ctx) => {
     const media = await withUploadedFile(ctx, 'media', async (file) => {
       const { caller, user } = await targetUser(ctx);
-      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, caller.account, user, file);
+      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, caller.account, user, file, mediaMaxBytes);
     });
     respond(ctx, { data: { media: media.id } }, 201);
   });

@@ -1,0 +1,36 @@
+// CORS for the Client API (every version prefix, media included): chat widgets call it from
+// customers' sites with custom headers (x-iris-identification, Authorization, a site's own
+// x-… headers), so browsers send a preflight first. The Client API authenticates by headers,
+// never cookies, so any origin may call it unless its account lists allowed origins; that
+// check needs the account, which only the actual request names (a preflight carries no
+// identification), so preflights are answered for every origin and the account's list is
+// applied to the request itself (client/caller.ts refuses it; here its CORS headers go).
+// Service and Admin APIs are server-to-server: no CORS.
+import cors from '@koa/cors';
+import type { Middleware } from 'koa';
+import type { AppContextExtras, AppState } from '../types.ts';
+
+const CORS_HEADERS = ['access-control-allow-origin', 'access-control-expose-headers'];
+
+export function clientCors(options: { maxAgeSeconds: number; isClientPath: (path: string) => boolean }): Middleware<AppState, AppContextExtras> {
+  const handle = cors({
+    // Echo the caller's origin (no credentials are ever allowed); no Origin, no CORS headers.
+    origin: (ctx) => ctx.get('origin'),
+    allowMethods: ['GET', 'HEAD', 'POST', 'PUT'],
+    // Unset: the headers a preflight asks for are allowed, so sites can add their own x-… headers.
+    allowHeaders: undefined,
+    exposeHeaders: ['retry-after', 'content-disposition'],
+    maxAge: options.maxAgeSeconds,
+  });
+  return async (ctx, next) => {
+    if (!options.isClientPath(ctx.path)) {
+      await next();
+      return;
+    }
+    await handle(ctx, next);
+    if (ctx.state.refusedOrigin !== undefined) {
+      for (const name of CORS_HEADERS) ctx.remove(name);
+      ctx.state.log.info({ origin: ctx.state.refusedOrigin, path: ctx.path }, 'cross-origin request refused: origin not allowed by the account');
+    }
+  };
+}
