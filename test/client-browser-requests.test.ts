@@ -63,7 +63,7 @@ describe('Client API from browsers', function () {
       const invalid = await widget.call('POST', '/messages', { raw: '{"message":', headers: { origin: SITE, 'content-type': 'text/plain;charset=UTF-8' } });
       expect(invalid.status).to.equal(400);
       expect(invalid.headers.get('access-control-allow-origin')).to.equal(SITE);
-      expect(invalid.headers.get('access-control-expose-headers')).to.include('retry-after');
+      expect(invalid.headers.get('access-control-expose-headers')).to.include('retry-after').and.include('x-request-id');
     });
 
     it('leaves the Service and Admin APIs without CORS', async () => {

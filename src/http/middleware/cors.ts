@@ -19,7 +19,7 @@ export function clientCors(options: { maxAgeSeconds: number; isClientPath: (path
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT'],
     // Unset: the headers a preflight asks for are allowed, so sites can add their own x-… headers.
     allowHeaders: undefined,
-    exposeHeaders: ['retry-after', 'content-disposition'],
+    exposeHeaders: ['retry-after', 'content-disposition', 'x-request-id'],
     maxAge: options.maxAgeSeconds,
   });
   return async (ctx, next) => {
