@@ -2,13 +2,12 @@
 // the same validation, domain code and answer shapes as the Admin API. Prints JSON on stdout.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { loadConfig, type Config } from '../src/config.ts';
 import { migrate, openDatabase } from '../src/db/orm.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createAccount, findAccountOverview } from '../src/domain/accounts.ts';
-import { createOperator } from '../src/domain/operators.ts';
-import { isPermission, type Grant } from '../src/domain/permissions.ts';
+import { createAccount, findAccountOverview } from '../src/tenancy/accounts.ts';
+import { createOperator } from '../src/tenancy/operators.ts';
+import { isPermission, type Grant } from '../src/tenancy/permissions.ts';
 import {
   createService,
   findService,
@@ -16,10 +15,10 @@ import {
   revokeApiKey,
   rotateSigningSecret,
   updateService,
-} from '../src/domain/services.ts';
-import { changeDefaultService } from '../src/domain/default-service.ts';
+} from '../src/tenancy/services.ts';
+import { changeDefaultService } from '../src/tenancy/default-service.ts';
 import { AccountSchema } from '../src/db/entities/index.ts';
-import { AppError } from '../src/http/errors.ts';
+import { knownError } from '../src/errors.ts';
 import { presentApiKey } from '../src/presenters/api-key.ts';
 import { createLogger } from '../src/logger.ts';
 import { presentAccount, presentAccountOverview } from '../src/presenters/account.ts';
@@ -30,7 +29,7 @@ import {
   createServiceBody,
   defaultServiceBody,
   updateServiceBody,
-} from '../src/routes/admin/schema.ts';
+} from '../src/api/admin/schema.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -130,14 +129,9 @@ const commands: Record<string, Command> = {
   'default-service:set': async (em, values) => {
     const { accountId } = valid(accountIdParams, { accountId: values.account });
     const { serviceIdentification } = valid(defaultServiceBody, { serviceIdentification: values.identification });
-    try {
-      // Announced like an operator's change; "cli" stands where an operator's identifier would.
-      const { changed } = await changeDefaultService(em, { accountId, serviceIdentification, operatorIdentifier: 'cli' });
-      return { accountId, defaultService: serviceIdentification, changed };
-    } catch (err) {
-      if (err instanceof AppError) throw new UsageError(err.code);
-      throw err;
-    }
+    // Announced like an operator's change; "cli" stands where an operator's identifier would.
+    const { changed } = await changeDefaultService(em, { accountId, serviceIdentification, operatorIdentifier: 'cli' });
+    return { accountId, defaultService: serviceIdentification, changed };
   },
 
   'key:create': async (em, values) => {
@@ -165,11 +159,7 @@ const commands: Record<string, Command> = {
     const input = valid(operatorInput, { email: values.email, password: values.password });
     const grantTexts = Array.isArray(values.grant) ? values.grant : [];
     const grants = grantTexts.length > 0 ? grantTexts.map(parseGrant) : [{ accountId: null, permission: '*' as const }];
-    const operator = await createOperator(em, { ...input, grants }).catch((err: unknown) => {
-      if (err instanceof UniqueConstraintViolationException) throw new UsageError('an operator with that email exists');
-      if (err instanceof ForeignKeyConstraintViolationException) throw new UsageError('a granted account does not exist');
-      throw err;
-    });
+    const operator = await createOperator(em, { ...input, grants });
     return { id: operator.id, email: operator.email, identifier: operator.identifier, grants };
   },
 };
@@ -213,8 +203,15 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`${err.message}\n`);
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    // The same errors, told apart the same way, as the Admin API answers (errors.ts).
+    const known = knownError(err);
+    if (!known) throw err;
+    const fields = known.details.flatMap((d) => (d.field ? [`\n  ${d.field}: ${d.detail ?? d.message}`] : []));
+    process.stderr.write(`error: ${known.code}${fields.join('')}\n`);
     return 2;
   } finally {
     await db.close();

@@ -73,6 +73,8 @@ const schema = z.object({
       audio: z.coerce.number().int().positive(),
       video: z.coerce.number().int().positive(),
     }),
+    /** The longest a registered user's authorization header may be valid for, from now. */
+    authorizationMaxLifetimeSeconds: z.coerce.number().int().positive(),
     /** How long browsers may keep a CORS preflight answer. */
     corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
     /** Writes per device (messages, uploads, events, registrations) per window. */

@@ -13,11 +13,12 @@ import { createLogger, type Logger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { countPending } from './deliveries/store.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
-import { ClientCallers } from './client/caller.ts';
-import { agentMessageWriter } from './chat/agents.ts';
-import { clientMessageWriter } from './chat/client-messages.ts';
-import { TypingTimeouts } from './chat/events.ts';
-import { createLimiter } from './http/middleware/rate-limit.ts';
+import { ClientCallers } from './api/client/caller.ts';
+import { agentMessageWriter } from './conversations/agents.ts';
+import { clientMessageWriter } from './conversations/client-messages.ts';
+import { TypingTimeouts } from './conversations/events.ts';
+import { publishAfterCommit } from './conversations/notices.ts';
+import { createLimiter } from './limits.ts';
 import { DiskMediaStorage } from './media/storage.ts';
 import { Gateway } from './realtime/gateway.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
@@ -54,8 +55,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
-    const callers = new ClientCallers(em);
+    const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
     const realtime = new Gateway({ em, logger, redis, typing, writeLimiter, messages, callers });
+    publishAfterCommit(db.orm, realtime);
     const deps: AppDeps = {
       config,
       logger,

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createOperator } from '../src/domain/operators.ts';
+import { createOperator } from '../src/tenancy/operators.ts';
 import { createAccount } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { TEST_ADMIN, sharedServer } from './support/server.ts';

@@ -2,10 +2,11 @@
 // rotation with both signatures during the grace period, login rate limits.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { createOperator } from '../src/domain/operators.ts';
+import { createOperator } from '../src/tenancy/operators.ts';
 import { enqueueCommitted, verify, waitForState } from './support/deliveries.ts';
 import { adminToken, createService } from './support/factories.ts';
 import { client } from './support/http.ts';
+import { expectNothingEnqueued, expectOutbox, receivedExactly } from './support/outbox.ts';
 import { Receiver } from './support/receiver.ts';
 import { sharedServer, startTestServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
@@ -36,8 +37,8 @@ describe('Admin API: operations', function () {
         json: { serviceIdentification: other.identification },
       });
       expect(answer.status).to.equal(403);
-      await new Promise((r) => setTimeout(r, 300));
-      expect(t.receiver.requests).to.have.length(0);
+      // Read right after the answer: a change would have written its deliveries in its transaction.
+      await expectNothingEnqueued([t.service.id, other.id]);
       const overview = await api().get<{ defaultServiceId: number }>(`/adminApi/accounts/${t.account.id}`, { token });
       expect(overview.body.data.defaultServiceId).to.equal(t.service.id);
     });
@@ -57,6 +58,7 @@ describe('Admin API: operations', function () {
           json: { serviceIdentification: t.service.identification },
         });
         expect(unchanged.body.data.changed).to.equal(false);
+        await expectNothingEnqueued([t.service.id, other.id], 'an unchanged default is not announced: deliveries');
 
         const changed = await api().put<{ changed: boolean; defaultServiceId: number }>(
           `/adminApi/accounts/${t.account.id}/default-service`,
@@ -65,8 +67,10 @@ describe('Admin API: operations', function () {
         expect(changed.status).to.equal(200);
         expect(changed.body.data).to.include({ changed: true, defaultServiceId: other.id });
 
-        const [toOld] = await t.receiver.waitFor(1);
-        const [toNew] = await otherReceiver.waitFor(1);
+        await expectOutbox({ serviceId: t.service.id }, 1, 'the action to the old default');
+        await expectOutbox({ serviceId: other.id }, 1, 'the action to the new default');
+        const [toOld] = await receivedExactly(t.receiver, t.service.id, 1);
+        const [toNew] = await receivedExactly(otherReceiver, other.id, 1);
         const payload = toOld?.json as { body: { initiatedBy: string } };
         expect(payload).to.deep.equal({
           type: 'service',
@@ -81,12 +85,12 @@ describe('Admin API: operations', function () {
         });
         expect(payload.body.initiatedBy).to.match(/^op_[A-Za-z0-9]{12}$/);
         expect(toNew?.json).to.deep.equal(toOld?.json);
-        expect(t.receiver.requests, 'only once unchanged was not announced').to.have.length(1);
 
         const widget = new Widget(t.account);
         await widget.register();
         await widget.send('who owns me?');
-        const [, message] = await otherReceiver.waitFor(2);
+        await expectOutbox({ serviceId: t.service.id }, 1, 'the old default hears nothing of the new user: deliveries');
+        const [, message] = await receivedExactly(otherReceiver, other.id, 2);
         expect((message?.json as { message: string }).message).to.equal('who owns me?');
 
         const unknown = await api().put(`/adminApi/accounts/${t.account.id}/default-service`, {
@@ -94,6 +98,7 @@ describe('Admin API: operations', function () {
           json: { serviceIdentification: 'missing' },
         });
         expect(unknown.status).to.equal(404);
+        await expectOutbox({ serviceId: other.id }, 2, 'a refused change announces nothing: deliveries');
       } finally {
         await otherReceiver.close();
       }
@@ -136,7 +141,7 @@ describe('Admin API: operations', function () {
 
       const [id] = await enqueueCommitted(sharedServer(), { recipients: [t.service.id], payload: { rotated: true } });
       await waitForState(sharedServer(), id!, 'delivered');
-      const [request] = await t.receiver.waitFor(1);
+      const [request] = await receivedExactly(t.receiver, t.service.id, 1);
       expect(String(request?.headers['webhook-signature']).split(' ')).to.have.length(2);
       expect(verify(t.service.signingSecret, request!), 'a receiver still on the old secret').to.deep.equal({ rotated: true });
       expect(verify(rotated.body.data.signingSecret, request!), 'a receiver on the new secret').to.deep.equal({ rotated: true });
@@ -158,7 +163,7 @@ describe('Admin API: operations', function () {
         const rotated = await serverApi.post<{ signingSecret: string }>(`/adminApi/services/${service.id}/signing-secret`, { token });
         const [id] = await enqueueCommitted(server, { recipients: [service.id] });
         await waitForState(server, id!, 'delivered');
-        const [request] = await receiver.waitFor(1);
+        const [request] = await receivedExactly(receiver, service.id, 1, undefined, server);
         expect(String(request?.headers['webhook-signature']).split(' ')).to.have.length(1);
         expect(verify(rotated.body.data.signingSecret, request!)).to.deep.equal({ n: 1 });
         expect(() => verify(service.signingSecret, request!)).to.throw();

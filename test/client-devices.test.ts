@@ -1,8 +1,10 @@
 // POST /devices through HTTP: every row of the spec's user state table, merging, the headers,
 // and the concurrent cases, with the loopback receiver checking what the owner Service gets.
+import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { DeviceSchema, UserSchema } from '../src/db/entities/index.ts';
 import { createAccount } from './support/factories.ts';
+import { outboxRows, receivedExactly } from './support/outbox.ts';
 import { sharedServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget, authFor, newDeviceId } from './support/widget.ts';
@@ -224,6 +226,33 @@ describe('Client API: devices and users', function () {
       expect(await em().count(UserSchema, { accountId: t.account.id })).to.equal(0);
     });
 
+    it('logs in with a header made as Parley documents it: the key from the customer’s own secret, never recomputed', async () => {
+      const hmac = (key: string, data: string) => createHmac('sha512', key).update(data).digest('hex');
+      const validUntil = Math.floor(Date.now() / 1000) + 3600;
+      // What an existing Parley customer's backend issues: its application secret is its own.
+      const customerAuthenticationKey = hmac('the shop’s own application secret', 'customer-9001');
+      const verifyHash = hmac(t.account.authorizationSecret, `customer-9001${customerAuthenticationKey}${validUntil}`);
+      const header = Buffer.from(`customer-9001|${customerAuthenticationKey}|${validUntil}|${verifyHash}`).toString('base64');
+      const answer = await new Widget(t.account, newDeviceId(), header, '/clientApi/v1.9').register({ type: 1 });
+      expect(answer.status, answer.text).to.equal(200);
+      const user = await em().findOneOrFail(UserSchema, { id: answer.body.data.userId });
+      expect(user).to.include({ kind: 'registered', uniqueIdentifier: 'customer-9001' });
+
+      // The verifyHash covers all three fields: another key with the same hash is forged.
+      const swapped = Buffer.from(`customer-9001|${hmac('another secret', 'customer-9001')}|${validUntil}|${verifyHash}`).toString('base64');
+      const forged = await new Widget(t.account, newDeviceId(), swapped).register();
+      expect(forged.status).to.equal(401);
+      expect(forged.body.notifications[0]?.message).to.equal('invalid_authorization');
+    });
+
+    it('refuses a header valid for longer than the configured maximum (30 days by default)', async () => {
+      const answer = await new Widget(t.account, newDeviceId(), authFor(t.account, 'customer-forever', Math.floor(Date.now() / 1000) + 31 * 86400)).register();
+      expect(answer.status).to.equal(401);
+      expect(answer.body.notifications[0]?.message).to.equal('authorization_too_long');
+      const month = await new Widget(t.account, newDeviceId(), authFor(t.account, 'customer-month', Math.floor(Date.now() / 1000) + 29 * 86400)).register();
+      expect(month.status).to.equal(200);
+    });
+
     it('accepts an identification containing the separator', async () => {
       const widget = new Widget(t.account).signIn('tenant|customer|7');
       const answer = await widget.register();
@@ -284,9 +313,11 @@ describe('Client API: devices and users', function () {
       expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200]);
       expect(new Set(answers.map((a) => a.body.data.userId)).size).to.equal(1);
       expect(await em().count(UserSchema, { accountId: t.account.id, kind: 'registered' })).to.equal(1);
-      await t.receiver.waitFor(2);
-      await new Promise((r) => setTimeout(r, 300));
-      const merges = t.receiver.requests.filter((r) => 'updateUser' in (r.json as object));
+      // Read right after the answers: one merge was enqueued (and then delivered), not three.
+      const rows = await outboxRows({ serviceId: t.service.id });
+      expect(rows.filter((r) => r.kind === 'client_merging')).to.have.length(1);
+      const delivered = await receivedExactly(t.receiver, t.service.id, rows.length);
+      const merges = delivered.filter((r) => 'updateUser' in (r.json as object));
       expect(merges).to.have.length(1);
       expect((merges[0]?.json as { updateUser: { oldUserId: number } }).updateUser.oldUserId).to.equal(anonymousId);
     });

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { MessageSchema, type AgentSnapshot } from '../src/db/entities/index.ts';
 import { MESSAGE, MESSAGES_PAGE, shapeProblems } from './support/parley-shapes.ts';
+import { expectOutbox } from './support/outbox.ts';
 import { sharedServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget, type ClientMessage } from './support/widget.ts';
@@ -78,20 +79,21 @@ describe('Client API: messages', function () {
     expect(requests[1]?.json).to.not.have.property('requestUrl');
   });
 
-  it('sends the client system messages with typeId 4, and refuses any other typeId', async () => {
-    for (const text of ['logged_in', 'deleted_conversation']) {
+  it('sends the client system messages with typeId 4 (an app’s silent message too), and refuses any other typeId', async () => {
+    // logged_in and deleted_conversation from the web library; any text from an app's silent send.
+    for (const text of ['logged_in', 'deleted_conversation', 'The user opened order 1001']) {
       const answer = await widget.send({ message: text, typeId: 4 });
       expect(answer.status, text).to.equal(200);
     }
-    const requests = await t.receiver.waitFor(2);
-    expect(requests.map((r) => (r.json as { message: string; typeId: number }).typeId)).to.deep.equal([4, 4]);
-    expect(requests.map((r) => (r.json as { message: string }).message)).to.deep.equal(['logged_in', 'deleted_conversation']);
+    const requests = await t.receiver.waitFor(3);
+    expect(requests.map((r) => (r.json as { message: string; typeId: number }).typeId)).to.deep.equal([4, 4, 4]);
+    expect(requests.map((r) => (r.json as { message: string }).message)).to.deep.equal(['logged_in', 'deleted_conversation', 'The user opened order 1001']);
 
     for (const body of [
       { message: 'pretending to be an agent', typeId: 2 },
       { message: 'x', typeId: 5 },
       { message: 'user_registered', typeId: 4 },
-      { message: 'free text', typeId: 4 },
+      { media: { id: '00000000-0000-4000-8000-000000000000' }, typeId: 4 },
     ]) {
       const answer = await widget.send(body);
       expect(answer.status, JSON.stringify(body)).to.equal(422);
@@ -116,8 +118,8 @@ describe('Client API: messages', function () {
     }
     const malformed = await widget.call('POST', '/messages', { raw: '{"message":', headers: { 'content-type': 'application/json' } });
     expect(malformed.status).to.equal(400);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(t.receiver.requests).to.have.length(0);
+    // Read right after the last answer: nothing was enqueued, so nothing can be delivered.
+    await expectOutbox({ serviceId: t.service.id, userId }, 0, 'deliveries of refused messages');
     expect(await sharedServer().deps.db.orm.em.fork().count(MessageSchema, { userId })).to.equal(0);
   });
 
@@ -235,10 +237,24 @@ describe('Client API: messages', function () {
       expect(sent.body.metadata.values.url).to.equal('messages');
       const list = await versioned.messages();
       expect(list.body.data[0]?.message).to.equal(`via ${prefix}`);
-      expect((list.body as unknown as { paging: { after: string } }).paging.after).to.match(
-        new RegExp(`^${prefix.replace(/\./g, '\\.')}/messages/after:\\d+$`),
-      );
+      // Relative to the version root, whatever the prefix (Android appends it to its base URL).
+      expect((list.body as unknown as { paging: { after: string } }).paging.after).to.match(/^\/messages\/after:\d+$/);
     }
     expect((await new Widget(t.account, widget.deviceId, undefined, '/clientApi/v2.0').messages()).status).to.equal(404);
+  });
+
+  it('serves 1.2–1.5 as aliases, and pages when paging.before is appended to a base URL ending in a slash', async () => {
+    for (let i = 1; i <= 52; i++) await widget.send(`m${i}`);
+    for (const prefix of ['/clientApi/v1.2', '/clientApi/v1.5', '/clientApi/v1.9']) {
+      const android = new Widget(t.account, widget.deviceId, undefined, `${prefix}/`);
+      const first = await android.call<ClientMessage[]>('GET', 'messages');
+      expect(first.status, prefix).to.equal(200);
+      const { before } = (first.body as unknown as { paging: { before: string } }).paging;
+      expect(before).to.match(/^\/messages\/before:\d+$/);
+      // Android: base URL + paging.before, i.e. `…/clientApi/v1.9//messages/before:N`.
+      const older = await android.call<ClientMessage[]>('GET', before);
+      expect(older.status, `${prefix}/${before}`).to.equal(200);
+      expect(older.body.data.map((m) => m.message)).to.deep.equal(['m2', 'm1']);
+    }
   });
 });

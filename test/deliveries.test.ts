@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import { AccountSchema } from '../src/db/entities/index.ts';
 import { OutboxError, enqueue } from '../src/deliveries/outbox.ts';
-import { createAccount as createAccountIn } from '../src/domain/accounts.ts';
-import { createService as createServiceIn } from '../src/domain/services.ts';
+import { createAccount as createAccountIn } from '../src/tenancy/accounts.ts';
+import { createService as createServiceIn } from '../src/tenancy/services.ts';
 import { enqueueCommitted, sleep, verify, waitForState, webhookId } from './support/deliveries.ts';
 import { adminToken, createAccount, createService } from './support/factories.ts';
 import { client } from './support/http.ts';

@@ -2,8 +2,8 @@
 // nodes on one PostgreSQL share the outbox without ever sending one delivery at once.
 import { expect } from 'chai';
 import { enqueue } from '../src/deliveries/outbox.ts';
-import { createAccount } from '../src/domain/accounts.ts';
-import { createService } from '../src/domain/services.ts';
+import { createAccount } from '../src/tenancy/accounts.ts';
+import { createService } from '../src/tenancy/services.ts';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { webhookId } from './support/deliveries.ts';
 import { client } from './support/http.ts';

@@ -4,10 +4,10 @@
 // conversation was merged while it waited goes to the conversation it was merged into, an agent
 // message to it is refused with the new id.
 import { expect } from 'chai';
-import type { AgentMessageInput } from '../src/chat/agents.ts';
-import type { ClientMessage } from '../src/chat/client-messages.ts';
+import type { AgentMessageInput } from '../src/conversations/agents.ts';
+import type { ClientMessage } from '../src/conversations/client-messages.ts';
 import { AccountSchema, DeliverySchema, DeviceSchema, MessageSchema, UserSchema } from '../src/db/entities/index.ts';
-import { AppError } from '../src/http/errors.ts';
+import { AppError } from '../src/errors.ts';
 import { createAccount } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { sharedServer } from './support/server.ts';

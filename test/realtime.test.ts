@@ -5,6 +5,7 @@ import { MessageSchema } from '../src/db/entities/index.ts';
 import { startDemoBot } from '../scripts/demo-bot-service.ts';
 import { adminToken, createAccount, createService } from './support/factories.ts';
 import { client } from './support/http.ts';
+import { expectOutbox, outboxRows, receivedExactly } from './support/outbox.ts';
 import { sharedServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
@@ -93,8 +94,13 @@ describe('real-time gateway', function () {
           return (await em.find(MessageSchema, { userId: user })).map((m) => [m.typeId, m.message]);
         };
         expect(await stored(socketWidget)).to.deep.equal(await stored(restWidget));
-        if (row.ok) {
-          const delivered = await t.receiver.waitFor(2);
+        // The sender's own socket is not sent its own message, nor anything else.
+        await socket.expectExactly({});
+        if (!row.ok) {
+          // Read right after both answers: a refused message enqueues nothing, on either transport.
+          await expectOutbox({ serviceId: t.service.id }, 0, 'deliveries of refused messages');
+        } else {
+          const delivered = await receivedExactly(t.receiver, t.service.id, 2);
           const strip = (body: unknown) => {
             const { id, time, user, ...rest } = body as Record<string, unknown>;
             return rest;
@@ -112,7 +118,8 @@ describe('real-time gateway', function () {
         const ack = await socket.emit(name);
         expect(ack.status, name).to.equal('SUCCESS');
       }
-      const requests = await t.receiver.waitFor(3);
+      await socket.expectExactly({});
+      const requests = await receivedExactly(t.receiver, t.service.id, 3);
       expect(requests.map((r) => (r.json as { body: { name: string; user: { id: string } } }).body.name)).to.deep.equal([
         'startTyping',
         'stopTyping',
@@ -130,30 +137,33 @@ describe('real-time gateway', function () {
       await laptop.register();
       const a = await open(phone);
       const b = await open(laptop);
+      // What registering announced (a registered user's system message); the agent adds nothing.
+      const announced = (await outboxRows({ serviceId: t.service.id, userId })).length;
 
       const sent = await agentSays(userId, 'Good morning');
       expect(sent.status).to.equal(201);
       for (const socket of [a, b]) {
-        const [message] = await socket.waitFor('message', 1);
-        expect(message).to.deep.include({ id: sent.body.data.id, message: 'Good morning', typeId: 2 });
-        const [agent] = await socket.waitFor('agent', 1);
-        expect(agent).to.deep.equal({ agent: { id: 9, name: 'Grace', avatar: null, isTyping: null } });
+        await socket.expectExactly({ message: 1, agent: 1 });
+        expect(socket.messages()[0]).to.deep.include({ id: sent.body.data.id, message: 'Good morning', typeId: 2 });
+        expect(socket.events('agent')[0]).to.deep.equal({ agent: { id: 9, name: 'Grace', avatar: null, isTyping: null } });
       }
       // The same agent again: the message, but no second `agent` (it did not change).
       await agentSays(userId, 'How can I help?');
-      await a.waitFor('message', 2);
+      for (const socket of [a, b]) await socket.expectExactly({ message: 2, agent: 1 });
 
       await client(sharedServer().url).post(`/users/${userId}/typing`, {
         token: t.service.apiKey,
         json: { isTyping: true, agent: { id: 9, name: 'Grace' } },
       });
-      const [typing] = await a.waitFor('agentTyping', 1);
-      expect(typing).to.deep.include({ isTyping: true });
-      // Pushed after the second message: an `agent` for that message would have come before.
-      expect(a.events('agent')).to.have.length(1);
+      for (const socket of [a, b]) await socket.expectExactly({ message: 2, agent: 1, agentTyping: 1 });
+      expect(a.events('agentTyping')[0]).to.deep.include({ isTyping: true });
       await client(sharedServer().url).put(`/users/${userId}/agent/unset`, { token: t.service.apiKey });
-      const agents = await b.waitFor('agent', 2);
-      expect(agents[1]).to.deep.equal({ agent: null });
+      for (const socket of [a, b]) {
+        await socket.expectExactly({ message: 2, agent: 2, agentTyping: 1 });
+        expect(socket.events('agent')[1]).to.deep.equal({ agent: null });
+      }
+      // None of it is announced to the Service: agent messages, typing and unset are its own doing.
+      await expectOutbox({ serviceId: t.service.id, userId }, announced, 'deliveries after the agent’s doings');
     });
 
     it("a user's own message reaches the user's other devices, not the sending one", async () => {
@@ -165,11 +175,31 @@ describe('real-time gateway', function () {
       const onLaptop = await open(laptop);
       const ack = await fromPhone.emit('message', { message: 'sent from the phone' });
       expect(ack.status).to.equal('SUCCESS');
-      const [pushed] = await onLaptop.waitFor('message', 1);
-      expect(pushed).to.deep.include({ message: 'sent from the phone', typeId: 1 });
+      await onLaptop.expectExactly({ message: 1 });
+      expect(onLaptop.messages()[0]).to.deep.include({ message: 'sent from the phone', typeId: 1 });
+      await fromPhone.expectExactly({});
       await agentSays((await phone.register()).body.data.userId, 'after');
-      await fromPhone.waitFor('message', 1);
+      await fromPhone.expectExactly({ message: 1, agent: 1 });
       expect(fromPhone.messages().map((m) => m.message)).to.deep.equal(['after']);
+      await onLaptop.expectExactly({ message: 2, agent: 1 });
+    });
+
+    it('test harness: expectExactly fails on a push more than expected, of the same event or another', async () => {
+      const widget = new Widget(t.account);
+      const userId = (await widget.register()).body.data.userId;
+      const socket = await open(widget);
+      await agentSays(userId, 'one');
+      await agentSays(userId, 'two');
+      // waitFor('message', 1) alone passes here: it only waits for at least one.
+      await socket.waitFor('message', 1);
+      const fewerThanPushed: Array<Record<string, number>> = [{ message: 1, agent: 1 }, { message: 2 }];
+      for (const fewer of fewerThanPushed) {
+        const err = await socket.expectExactly(fewer).catch((e: Error) => e);
+        expect(err, JSON.stringify(fewer)).to.be.instanceOf(Error);
+      }
+      const err = await socket.waitForExactly('message', 1).catch((e: Error) => e);
+      expect(err).to.be.instanceOf(Error);
+      await socket.expectExactly({ message: 2, agent: 1 });
     });
 
     it('marking messages seen is pushed as messageStatus', async () => {
@@ -178,8 +208,8 @@ describe('real-time gateway', function () {
       const socket = await open(widget);
       const sent = await agentSays(userId, 'read me');
       await widget.call('PUT', '/messages/status/4', { json: { messageIds: [sent.body.data.id] } });
-      const [status] = await socket.waitFor('messageStatus', 1);
-      expect(status).to.deep.equal({ messages: [{ id: sent.body.data.id, status: 4 }] });
+      await socket.expectExactly({ message: 1, agent: 1, messageStatus: 1 });
+      expect(socket.events('messageStatus')[0]).to.deep.equal({ messages: [{ id: sent.body.data.id, status: 4 }] });
     });
   });
 
@@ -192,7 +222,8 @@ describe('real-time gateway', function () {
       await agentSays(userId, 'three');
       const socket = await open(widget, { lastMessageId: first.body.data.id });
       await agentSays(userId, 'four');
-      await socket.waitFor('message', 3);
+      // Caught up, then live; the agent did not change, so no `agent` push.
+      await socket.expectExactly({ message: 3 });
       expect(socket.messages().map((m) => m.message)).to.deep.equal(['two', 'three', 'four']);
     });
 
@@ -212,8 +243,9 @@ describe('real-time gateway', function () {
       for (let i = 1; i <= 1000; i++) sent.push((await agentSays(userId, `m${i}`)).body.data.id);
       sending = false;
       await storm;
-      await socket.waitFor('message', 1000, 60_000);
-      await new Promise((r) => setTimeout(r, 300));
+      // Each once: a repeat the server sent before answering the round trip would be a 1,001st.
+      // (How many `agent` pushes arrived depends on whether the socket was connected then.)
+      await socket.waitForExactly('message', 1000, 60_000);
       expect(socket.messages().map((m) => m.id)).to.deep.equal(sent);
     });
   });
@@ -224,11 +256,11 @@ describe('real-time gateway', function () {
     const socket = await open(widget);
     widget.signIn('customer-after-merge');
     const registeredId = (await widget.register()).body.data.userId;
-    const [merged] = await socket.waitFor('merged', 1);
-    expect(merged).to.deep.equal({ userId: registeredId });
+    await socket.expectExactly({ merged: 1 });
+    expect(socket.events('merged')[0]).to.deep.equal({ userId: registeredId });
     await agentSays(registeredId, 'welcome back');
-    const [message] = await socket.waitFor('message', 1);
-    expect(message).to.deep.include({ message: 'welcome back' });
+    await socket.expectExactly({ merged: 1, message: 1, agent: 1 });
+    expect(socket.messages()[0]).to.deep.include({ message: 'welcome back' });
   });
 
   it('holds a whole conversation with the demo bot: widget socket → webhook → Service API → socket', async () => {
@@ -248,7 +280,8 @@ describe('real-time gateway', function () {
       const socket = await open(widget);
       const ack = await socket.emit('message', { message: 'Is anybody there?' });
       expect(ack.status).to.equal('SUCCESS');
-      const [reply] = await socket.waitFor('message', 1);
+      await socket.expectExactly({ message: 1, agent: 1 });
+      const [reply] = socket.messages();
       expect(reply).to.deep.include({ message: 'You said: “Is anybody there?”', typeId: 2 });
       expect(reply?.agent).to.deep.include({ name: 'Demo bot' });
     } finally {

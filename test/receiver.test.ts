@@ -37,4 +37,27 @@ describe('test harness: loopback receiver', () => {
     const err = await receiver.waitFor(1, 50).catch((e: Error) => e);
     expect(err).to.be.instanceOf(Error);
   });
+
+  it('exactly: fails on a request more that arrives before the settled point, passes on the exact count', async () => {
+    await post({ n: 1 });
+    // The extra request arrives after the first was counted but before the point after which
+    // nothing more can come: waitFor(1) alone would pass.
+    const settledAfterAnExtra = async () => void (await post({ n: 2 }));
+    const err = await receiver.exactly(1, settledAfterAnExtra).catch((e: Error) => e);
+    expect(err).to.be.instanceOf(Error);
+    expect((err as Error).message).to.match(/got 2 requests, expected exactly 1/);
+    const got = await receiver.exactly(2, () => Promise.resolve());
+    expect(got.map((r) => r.json)).to.deep.equal([{ n: 1 }, { n: 2 }]);
+  });
+
+  it('exactly: fails when too few requests arrive', async () => {
+    let settledCalled = false;
+    const settled = () => {
+      settledCalled = true;
+      return Promise.resolve();
+    };
+    const err = await receiver.exactly(1, settled, 50).catch((e: Error) => e);
+    expect(err).to.be.instanceOf(Error);
+    expect(settledCalled, 'not even waiting for the settled point').to.equal(false);
+  });
 });

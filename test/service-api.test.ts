@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { createAccount, createService, type CreatedServiceData } from './support/factories.ts';
 import { client, type RequestOptions } from './support/http.ts';
+import { expectNothingEnqueued, expectOutbox, receivedExactly } from './support/outbox.ts';
 import { Receiver } from './support/receiver.ts';
 import { sharedServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
@@ -76,9 +77,8 @@ describe('Service API', function () {
     });
     expect(answer.status).to.equal(200);
     expect(answer.body.data.changed).to.equal(false);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(t.receiver.requests).to.have.length(0);
-    expect(deskReceiver.requests).to.have.length(0);
+    // Read right after the answer: the outbox is written in the change's transaction.
+    await expectNothingEnqueued([t.service.id, desk.id]);
   });
 
   it('changeOwner: delivers the exact action to the old and the new owner, and later messages go to the new one', async () => {
@@ -89,6 +89,8 @@ describe('Service API', function () {
     expect(answer.status).to.equal(200);
     expect(answer.body.data).to.deep.include({ changed: true });
     expect(answer.body.data.owner.identification).to.equal(desk.identification);
+    await expectOutbox({ serviceId: t.service.id, userId }, 1, 'the action to the old owner');
+    await expectOutbox({ serviceId: desk.id, userId }, 1, 'the action to the new owner');
 
     const expected = {
       type: 'owner',
@@ -102,21 +104,22 @@ describe('Service API', function () {
         initiatedBy: { name: 'Owner', identification: t.service.identification, default: true },
       },
     };
-    const [toOld] = await t.receiver.waitFor(1);
-    const [toNew] = await deskReceiver.waitFor(1);
+    const [toOld] = await receivedExactly(t.receiver, t.service.id, 1);
+    const [toNew] = await receivedExactly(deskReceiver, desk.id, 1);
     expect(toOld?.json).to.deep.equal(expected);
     expect(toNew?.json).to.deep.equal(expected);
     expect((toOld?.json as { user: { id: unknown } }).user.id).to.be.a('number');
 
     await widget.send('for the desk now');
-    const [, message] = await deskReceiver.waitFor(2);
+    await expectOutbox({ serviceId: t.service.id }, 1, 'the old owner hears nothing more: deliveries');
+    const [, message] = await receivedExactly(deskReceiver, desk.id, 2);
     expect((message?.json as { message: string }).message).to.equal('for the desk now');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(t.receiver.requests, 'the old owner hears nothing more').to.have.length(1);
 
     const unknownService = await asService(t.service).put(`/users/${userId}/owner`, { serviceIdentification: 'nope' });
     expect(unknownService.status).to.equal(404);
     expect(unknownService.body.notifications[0]?.message).to.equal('service_not_found');
+    await expectOutbox({ serviceId: t.service.id }, 1, 'a refused change announces nothing: deliveries');
+    await expectOutbox({ serviceId: desk.id }, 2, 'a refused change announces nothing: deliveries');
   });
 
   it('an agent message makes its agent current; unset clears it while messages keep their agent', async () => {
@@ -127,10 +130,11 @@ describe('Service API', function () {
     });
     expect(sent.status).to.equal(201);
     expect(sent.body.data).to.deep.include({ typeId: 2, agent: { id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: null } });
+    await expectNothingEnqueued([t.service.id, desk.id], 'an agent message is not echoed to a Service: deliveries');
 
     let list = await widget.messages();
     const root = list.body as unknown as { agent: unknown };
-    expect(root.agent).to.deep.equal({ id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: false });
+    expect(root.agent).to.deep.equal({ id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: null });
     expect(list.body.data[0]?.message).to.equal('Hi, I am Ada');
 
     const unset = await service.put(`/users/${userId}/agent/unset`);
@@ -141,8 +145,7 @@ describe('Service API', function () {
 
     const unseen = await widget.call<{ count: number }>('GET', '/messages/unseen/count');
     expect(unseen.body.data.count).to.equal(1);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(t.receiver.requests, 'an agent message is not echoed to the Service').to.have.length(0);
+    await expectNothingEnqueued([t.service.id, desk.id], 'unsetting the agent is not announced: deliveries');
   });
 
   it('refuses bad agent messages', async () => {
@@ -201,15 +204,16 @@ describe('Service API', function () {
     await service.post(`/users/${userId}/messages`, { message: 'Let me check', agent: ada });
     const typing = await service.post<{ isTyping: boolean }>(`/users/${userId}/typing`, { isTyping: true, agent: ada });
     expect(typing.status).to.equal(200);
-    const root = async () => ((await widget.messages()).body as unknown as { agent: { isTyping: boolean | null } }).agent;
-    expect((await root()).isTyping).to.equal(true);
+    const root = async () => ((await widget.messages()).body as unknown as { agent: { isTyping: number | null } }).agent;
+    // A number (the Unix time in seconds until which the agent types), as the Android library reads it.
+    expect((await root()).isTyping).to.be.a('number').above(Date.now() / 1000);
     // The test configuration's timeout is 300 ms; well past it, typing has stopped by itself.
     await new Promise((r) => setTimeout(r, 800));
-    expect((await root()).isTyping).to.equal(false);
+    expect((await root()).isTyping).to.equal(null);
 
     await service.post(`/users/${userId}/typing`, { isTyping: true, agent: ada });
     await service.post(`/users/${userId}/typing`, { isTyping: false, agent: ada });
-    expect((await root()).isTyping).to.equal(false);
+    expect((await root()).isTyping).to.equal(null);
     expect((await service.post(`/users/${userId}/typing`, { isTyping: 'yes', agent: ada })).status).to.equal(422);
   });
 

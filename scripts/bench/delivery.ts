@@ -8,8 +8,8 @@ import got from 'got';
 import { loadConfig } from '../../src/config.ts';
 import { enqueueAll } from '../../src/deliveries/outbox.ts';
 import { DeliveryWorker } from '../../src/deliveries/worker.ts';
-import { createAccount } from '../../src/domain/accounts.ts';
-import { createService } from '../../src/domain/services.ts';
+import { createAccount } from '../../src/tenancy/accounts.ts';
+import { createService } from '../../src/tenancy/services.ts';
 import { startServer } from '../../src/server.ts';
 import { freshDatabase, progress, ratio, startHelper, type Metric } from './support.ts';
 

@@ -90,108 +90,127 @@ export interface AttemptRecord {
   error: string | null;
 }
 
-export interface FinalRecord extends AttemptRecord {
-  id: string;
-  state: 'delivered' | 'dead';
+/** What became of one attempt, as written to its delivery. */
+export type OutcomeRecord = AttemptRecord & { id: string } & (
+    | { type: 'delivered' }
+    | { type: 'dead' }
+    /** Another attempt is due at `nextAttemptAt`. */
+    | { type: 'retry'; nextAttemptAt: Date }
+    /** 410 Gone: the Service is switched off; the delivery is due again as soon as it is enabled. */
+    | { type: 'gone'; serviceId: number }
+  );
+type Ended = Extract<OutcomeRecord, { type: 'delivered' | 'dead' }>;
+type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
+
+/**
+ * Writes the outcomes of many attempts inside the caller's transaction (the worker's group
+ * commit), a few statements whatever their number. Chains are locked first and Services last,
+ * each in ascending order, so batches of two nodes rarely wait on each other in a cycle (and
+ * one that deadlocks is written again record by record). A record whose delivery is no longer
+ * this node's lease (or no longer pending) changes nothing, except that a delivered one is
+ * recorded whoever holds it now: the receiver has it.
+ */
+export async function writeOutcomes(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<void> {
+  const ended: Ended[] = [];
+  const released: Released[] = [];
+  for (const record of records) {
+    if (record.type === 'delivered' || record.type === 'dead') ended.push(record);
+    else released.push(record);
+  }
+  await end(tx, node, ended);
+  await release(tx, node, released);
 }
 
 /**
- * Ends deliveries (delivered or dead) in one transaction, and makes the next pending delivery
- * of each of their chains ready. The chain locks (taken in ascending order, as the outbox
- * does) keep a concurrent enqueue from missing the promotion. A dead delivery must still be
- * leased to `node`; a delivered one is recorded whoever holds it now.
+ * Ends deliveries (delivered or dead), and makes the next pending delivery of each of their
+ * chains ready. The chain locks (taken in ascending order, as the outbox does) keep a
+ * concurrent enqueue from missing the promotion.
  */
-export async function finish(em: EntityManager, node: string, records: FinalRecord[]): Promise<void> {
+async function end(tx: EntityManager, node: string, records: readonly Ended[]): Promise<void> {
   if (records.length === 0) return;
-  await em.transactional(async (tx) => {
-    const connection = tx.getConnection();
-    const trx: unknown = tx.getTransactionContext();
-    const ids = records.map((r) => r.id);
-    await connection.execute(
-      `select pg_advisory_xact_lock(service_id, ordering_key)
-         from (select distinct service_id, ordering_key from deliveries
-                where id = any(?::uuid[]) and ordering_key is not null
-                order by service_id, ordering_key) chains`,
-      [pgUuidArray(ids)],
-      'all',
-      trx,
-    );
-    const ended = await connection.execute<Array<{ serviceId: number; orderingKey: number | null }>>(
-      `update deliveries d
-          set state = r.state, delivered_at = case when r.state = 'delivered' then now() end,
-              claimed_until = null, claimed_by = null, ready = false,
-              last_status = r.status, last_error = r.error, updated_at = now()
-         from unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) as r(id, state, status, error)
-        where d.id = r.id and d.state = 'pending' and (r.state = 'delivered' or d.claimed_by = ?)
-       returning d.service_id as "serviceId", d.ordering_key as "orderingKey"`,
-      [
-        pgUuidArray(ids),
-        pgTextArray(records.map((r) => r.state)),
-        pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
-        pgTextArray(records.map((r) => r.error)),
-        node,
-      ],
-      'all',
-      trx,
-    );
-    const chains = ended.filter((c) => c.orderingKey !== null);
-    if (chains.length === 0) return;
-    await connection.execute(
-      `update deliveries d set ready = true
-         from (select distinct on (e.service_id, e.ordering_key) e.id
-                 from deliveries e
-                 join unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
-                   on e.service_id = c.service_id and e.ordering_key = c.ordering_key
-                where e.state = 'pending'
-                order by e.service_id, e.ordering_key, e.seq) head
-        where d.id = head.id and not d.ready`,
-      [pgIntArray(chains.map((c) => c.serviceId)), pgIntArray(chains.map((c) => c.orderingKey ?? 0))],
-      'all',
-      trx,
-    );
-  });
-}
-
-/** Releases the lease with the next attempt due at `nextAttemptAt`, if this node still holds it. */
-export async function markRetry(
-  em: EntityManager,
-  id: string,
-  node: string,
-  nextAttemptAt: Date,
-  record: AttemptRecord,
-): Promise<void> {
-  await em.getConnection().execute(
-    `update deliveries set next_attempt_at = ?, claimed_until = null, claimed_by = null,
-            last_status = ?, last_error = ?, updated_at = now()
-      where id = ? and state = 'pending' and claimed_by = ?`,
-    [nextAttemptAt, record.status, record.error, id, node],
+  const connection = tx.getConnection();
+  const trx: unknown = tx.getTransactionContext();
+  const ids = records.map((r) => r.id);
+  await connection.execute(
+    `select pg_advisory_xact_lock(service_id, ordering_key)
+       from (select distinct service_id, ordering_key from deliveries
+              where id = any(?::uuid[]) and ordering_key is not null
+              order by service_id, ordering_key) chains`,
+    [pgUuidArray(ids)],
+    'all',
+    trx,
+  );
+  const ended = await connection.execute<Array<{ serviceId: number; orderingKey: number | null }>>(
+    `update deliveries d
+        set state = r.state, delivered_at = case when r.state = 'delivered' then now() end,
+            claimed_until = null, claimed_by = null, ready = false,
+            last_status = r.status, last_error = r.error, updated_at = now()
+       from unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) as r(id, state, status, error)
+      where d.id = r.id and d.state = 'pending' and (r.state = 'delivered' or d.claimed_by = ?)
+     returning d.service_id as "serviceId", d.ordering_key as "orderingKey"`,
+    [
+      pgUuidArray(ids),
+      pgTextArray(records.map((r) => r.type)),
+      pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
+      pgTextArray(records.map((r) => r.error)),
+      node,
+    ],
+    'all',
+    trx,
+  );
+  const chains = ended.filter((c) => c.orderingKey !== null);
+  if (chains.length === 0) return;
+  await connection.execute(
+    `update deliveries d set ready = true
+       from (select distinct on (e.service_id, e.ordering_key) e.id
+               from deliveries e
+               join unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
+                 on e.service_id = c.service_id and e.ordering_key = c.ordering_key
+              where e.state = 'pending'
+              order by e.service_id, e.ordering_key, e.seq) head
+      where d.id = head.id and not d.ready`,
+    [pgIntArray(chains.map((c) => c.serviceId)), pgIntArray(chains.map((c) => c.orderingKey ?? 0))],
+    'all',
+    trx,
   );
 }
 
 /**
- * The endpoint answered 410 Gone: the Service's webhook is switched off until an operator
- * enables it again. The delivery stays pending (the receiver did not refuse the payload, the
- * endpoint is gone), so it and those after it go out, in order, once the Service is enabled.
+ * Gives leases back with the next attempt due: at `nextAttemptAt` for a retry, at once for a
+ * 410 (nothing is claimed from a disabled Service, so it waits for the operator). Services
+ * that answered 410 are switched off until an operator enables them again; their deliveries
+ * stay pending (the receiver did not refuse the payload, the endpoint is gone), so they go
+ * out, in order, once the Service is enabled.
  */
-export async function markGone(em: EntityManager, delivery: ClaimedDelivery, node: string, record: AttemptRecord): Promise<void> {
-  await em.transactional(async (tx) => {
-    const ctx: unknown = tx.getTransactionContext();
-    await tx.getConnection().execute(
-      `update services set disabled_at = now(), disabled_reason = 'webhook_gone', updated_at = now()
-        where id = ? and disabled_at is null`,
-      [delivery.serviceId],
-      'run',
-      ctx,
-    );
-    await tx.getConnection().execute(
-      `update deliveries set claimed_until = null, claimed_by = null, next_attempt_at = now(),
-              last_status = ?, last_error = ?, updated_at = now()
-        where id = ? and state = 'pending' and claimed_by = ?`,
-      [record.status, record.error, delivery.id, node],
-      'run',
-      ctx,
-    );
-  });
+async function release(tx: EntityManager, node: string, records: readonly Released[]): Promise<void> {
+  if (records.length === 0) return;
+  const connection = tx.getConnection();
+  const trx: unknown = tx.getTransactionContext();
+  await connection.execute(
+    `update deliveries d
+        set next_attempt_at = coalesce(r.next_attempt_at, now()), claimed_until = null, claimed_by = null,
+            last_status = r.status, last_error = r.error, updated_at = now()
+       from unnest(?::uuid[], ?::timestamptz[], ?::int[], ?::text[]) as r(id, next_attempt_at, status, error)
+      where d.id = r.id and d.state = 'pending' and d.claimed_by = ?`,
+    [
+      pgUuidArray(records.map((r) => r.id)),
+      pgTextArray(records.map((r) => (r.type === 'retry' ? r.nextAttemptAt.toISOString() : null))),
+      pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
+      pgTextArray(records.map((r) => r.error)),
+      node,
+    ],
+    'run',
+    trx,
+  );
+  const gone = [...new Set(records.flatMap((r) => (r.type === 'gone' ? [r.serviceId] : [])))].sort((a, b) => a - b);
+  if (gone.length === 0) return;
+  await connection.execute(
+    `update services set disabled_at = now(), disabled_reason = 'webhook_gone', updated_at = now()
+      where id = any(?::int[]) and disabled_at is null`,
+    [pgIntArray(gone)],
+    'run',
+    trx,
+  );
 }
 
 export async function countPending(em: EntityManager): Promise<number> {

@@ -4,17 +4,20 @@
 // coming due, deliveries written by other nodes). Claims run ahead of the sending: up to
 // maxInFlight claimed deliveries wait in memory, so a slot freed by an answer is refilled at
 // once rather than after a claim's round trip (which made the engine send at a third of its
-// allowed concurrency).
+// allowed concurrency). Outcomes are group-committed (src/conversations/group-commit.ts): a busy node
+// writes one transaction per batch of answers, not one per delivery, and an outcome that
+// cannot be written fails alone.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { GroupCommit } from '../conversations/group-commit.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { hasEnqueued } from './outbox.ts';
 import { nextDelayMs } from './schedule.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import { claimDue, finish, markGone, markRetry, releaseClaims, type ClaimedDelivery, type FinalRecord } from './store.ts';
+import { claimDue, releaseClaims, writeOutcomes, type ClaimedDelivery, type OutcomeRecord } from './store.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -41,8 +44,8 @@ export class DeliveryWorker {
   private nudged = false;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
-  private finishing: Array<{ record: FinalRecord; resolve: () => void; reject: (err: unknown) => void }> = [];
-  private writingFinished = false;
+  /** Outcomes handed in while a batch is being written go together in the next one. */
+  private readonly outcomes: GroupCommit<OutcomeRecord, void>;
 
   constructor(private readonly deps: WorkerDeps) {
     const { options } = deps;
@@ -54,6 +57,18 @@ export class DeliveryWorker {
     // Outlives the longest attempt (timeout) plus recording it, so two nodes never send one
     // delivery at the same time; short enough that a crashed node's work is taken up soon.
     this.leaseMs = options.timeoutMs * 2 + 5000;
+    this.outcomes = new GroupCommit({
+      name: 'delivery',
+      em: () => deps.orm.em.fork(),
+      logger: deps.logger,
+      maxBatch: 500,
+      // A batch is written whole or not at all; GroupCommit then writes its records one by one,
+      // so only a record that cannot be written stays unrecorded (and is sent again once its lease runs out).
+      write: async (tx, batch) => {
+        await writeOutcomes(tx, this.node, batch);
+        return batch.map(() => ({ ok: true, value: undefined }));
+      },
+    });
   }
 
   start(): void {
@@ -79,6 +94,8 @@ export class DeliveryWorker {
     await this.releaseWaiting(this.waiting.splice(0).map((w) => w.delivery));
     await Promise.allSettled(this.inFlight.values());
     await Promise.allSettled([...this.recording]);
+    // Nothing is left in the group commit by now; drained all the same before the database closes.
+    await this.outcomes.drain();
     this.sender.close();
   }
 
@@ -215,63 +232,36 @@ export class DeliveryWorker {
     return outcome;
   }
 
+  /** Counted once the outcome is committed: the figures are what the database holds. */
   private async record(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
     const { deliveries } = this.deps.metrics;
+    const { id } = delivery;
     const status = outcome.status;
     const error = 'error' in outcome ? outcome.error : null;
     switch (outcome.kind) {
       case 'delivered':
-        await this.finish({ id: delivery.id, state: 'delivered', status, error });
+        await this.outcomes.send({ type: 'delivered', id, status, error });
         deliveries.inc({ outcome: 'delivered' });
         return;
       case 'gone':
-        await markGone(this.deps.orm.em.fork(), delivery, this.node, { status, error });
+        await this.outcomes.send({ type: 'gone', id, serviceId: delivery.serviceId, status, error });
         deliveries.inc({ outcome: 'failed' });
         this.deps.logger.warn({ serviceId: delivery.serviceId }, 'webhook answered 410 Gone: Service disabled');
         return;
       case 'failed':
-        await this.finish({ id: delivery.id, state: 'dead', status, error });
+        await this.outcomes.send({ type: 'dead', id, status, error });
         deliveries.inc({ outcome: 'dead' });
         return;
       case 'retry': {
         const delay = nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
         if (delay === null) {
-          await this.finish({ id: delivery.id, state: 'dead', status, error });
+          await this.outcomes.send({ type: 'dead', id, status, error });
           deliveries.inc({ outcome: 'dead' });
         } else {
-          await markRetry(this.deps.orm.em.fork(), delivery.id, this.node, new Date(Date.now() + delay), { status, error });
+          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error });
           deliveries.inc({ outcome: 'failed' });
         }
       }
-    }
-  }
-
-  /**
-   * Group commit: outcomes that arrive while a batch is being written wait and go together in
-   * the next one, so a busy node writes one transaction per batch, not one per delivery.
-   */
-  private finish(record: FinalRecord): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.finishing.push({ record, resolve, reject });
-      void this.writeFinished();
-    });
-  }
-
-  private async writeFinished(): Promise<void> {
-    if (this.writingFinished) return;
-    this.writingFinished = true;
-    try {
-      while (this.finishing.length > 0) {
-        const batch = this.finishing.splice(0, 500);
-        try {
-          await finish(this.deps.orm.em.fork(), this.node, batch.map((b) => b.record));
-          for (const b of batch) b.resolve();
-        } catch (err) {
-          for (const b of batch) b.reject(err);
-        }
-      }
-    } finally {
-      this.writingFinished = false;
     }
   }
 }

@@ -1,17 +1,18 @@
-// The Koa application: one chain for every request, top to bottom:
-// request id → access log → CORS (Client API) → error envelope → body parsing → ORM request
-// context → routers → unmatched (404 or 405). CORS sits outside the error envelope so that
+// The Koa application: one chain for every request, top to bottom: request id → access log
+// → doubled slashes collapsed → CORS (Client API) → error envelope → body parsing → ORM
+// request context → routers → unmatched (404 or 405). CORS sits outside the error envelope so that
 // errors carry its headers too, and a browser can read why a call failed.
 import Koa from 'koa';
 import { RequestContext } from '@mikro-orm/core';
 import type { AppDeps } from '../deps.ts';
-import { adminRouter } from '../routes/admin/index.ts';
-import { healthRouter } from '../routes/health.ts';
-import { clientRouters, isClientApiPath } from '../routes/client/index.ts';
-import { serviceRouters } from '../routes/service/index.ts';
+import { adminRouter } from '../api/admin/routers.ts';
+import { healthRouter } from '../api/health.ts';
+import { clientRouters, isClientApiPath } from '../api/client/routers.ts';
+import { serviceRouters } from '../api/service/routers.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { jsonBody } from './middleware/body.ts';
 import { clientCors } from './middleware/cors.ts';
+import { collapseSlashes } from './middleware/slashes.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { unmatched } from './middleware/unmatched.ts';
@@ -30,6 +31,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
 
   app.use(requestContext());
   app.use(accessLog());
+  app.use(collapseSlashes());
   app.use(clientCors({ maxAgeSeconds: deps.config.client.corsMaxAgeSeconds, isClientPath: isClientApiPath }));
   app.use(errorHandler());
   app.use(jsonBody({ limit: deps.config.http.jsonLimit, isClientPath: isClientApiPath }));

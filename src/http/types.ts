@@ -2,9 +2,9 @@ import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import type { Logger } from '../logger.ts';
 import type { AppDeps } from '../deps.ts';
-import type { AuthenticatedOperator } from '../domain/operators.ts';
-import type { ClientCaller } from '../client/caller.ts';
-import type { ServiceCaller } from '../service-api/caller.ts';
+import type { AuthenticatedOperator } from '../tenancy/operators.ts';
+import type { ClientCaller } from '../api/client/caller.ts';
+import type { ServiceCaller } from '../api/service/caller.ts';
 
 /** What middleware learns about one request as it passes down the chain. */
 export interface AppState {

@@ -1,20 +1,9 @@
-// Typed input for handlers: request bodies, path parameters and query strings pass a zod
-// schema here, and every problem is reported at once (422 validation_failed).
+// Typed input of a request: its body, path parameters and query string pass a zod schema
+// (validation.ts), and every problem is reported at once (422 validation_failed).
 import type { z } from 'zod';
-import { unsupportedMediaType, validationFailed } from './errors.ts';
+import { unsupportedMediaType } from '../errors.ts';
+import { check } from '../validation.ts';
 import type { AppContext } from './types.ts';
-
-/** Checks any input (a socket event's body, say); problems are named under `prefix`. */
-export function check<S extends z.ZodType>(schema: S, input: unknown, prefix: string): z.output<S> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  throw validationFailed(
-    result.error.issues.map((issue) => ({
-      field: [prefix, ...issue.path.map(String)].filter(Boolean).join('.') || prefix,
-      detail: issue.message,
-    })),
-  );
-}
 
 export function parseBody<S extends z.ZodType>(ctx: AppContext, schema: S): z.output<S> {
   // A body in another format is refused rather than read as empty and validated as such.

@@ -1,8 +1,8 @@
 // The OpenAPI 3.1 document served at /openapi.json, built from operations.ts and the zod
 // schemas (JSON Schema 2020-12, which OpenAPI 3.1 uses as it is).
 import { z } from 'zod';
-import { CLIENT_PREFIXES } from '../routes/client/index.ts';
-import { SERVICE_PREFIXES } from '../routes/service/index.ts';
+import { CLIENT_PREFIXES } from '../api/client/routers.ts';
+import { SERVICE_PREFIXES } from '../api/service/routers.ts';
 import { operations, type Api, type Operation } from './operations.ts';
 
 type Json = Record<string, unknown>;

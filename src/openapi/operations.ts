@@ -2,9 +2,10 @@
 // route validates with. document.ts turns this into OpenAPI; a test checks it against the
 // routers, so a route cannot be added without being described.
 import type { z } from 'zod';
-import * as admin from '../routes/admin/schema.ts';
-import * as clientApi from '../routes/client/schema.ts';
-import * as service from '../routes/service/schema.ts';
+import * as admin from '../api/admin/schema.ts';
+import * as clientApi from '../api/client/schema.ts';
+import * as clientInput from '../commands/client/input.ts';
+import * as service from '../api/service/schema.ts';
 
 export type Api = 'health' | 'admin' | 'client' | 'service';
 
@@ -49,8 +50,8 @@ export const operations: Operation[] = [
   { method: 'post', path: '/adminApi/operators', api: 'admin', summary: 'Create an operator', body: admin.createOperatorBody, status: 201 },
   { method: 'put', path: '/adminApi/operators/{operatorId}/grants', api: 'admin', summary: "Replace an operator's grants", params: admin.operatorIdParams, body: admin.grantsBody },
 
-  { method: 'post', path: '/devices', api: 'client', summary: 'Register a device: anonymous, registered, or merge', body: clientApi.deviceBody },
-  { method: 'post', path: '/messages', api: 'client', summary: 'Send a message (text, image, client system message)', body: clientApi.messageBody },
+  { method: 'post', path: '/devices', api: 'client', summary: 'Register a device: anonymous, registered, or merge', body: clientInput.deviceBody },
+  { method: 'post', path: '/messages', api: 'client', summary: 'Send a message (text, image, client system message)', body: clientInput.messageBody },
   { method: 'get', path: '/messages', api: 'client', summary: 'The conversation, newest first' },
   { method: 'get', path: '/messages/unseen/count', api: 'client', summary: 'Agent messages not yet seen' },
   { method: 'put', path: '/messages/status/{status}', api: 'client', summary: 'Raise the status of own messages', params: clientApi.statusParams, body: clientApi.statusBody },

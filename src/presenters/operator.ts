@@ -1,5 +1,5 @@
 import type { Operator } from '../db/entities/index.ts';
-import type { Grant } from '../domain/permissions.ts';
+import type { Grant } from '../tenancy/permissions.ts';
 
 export function presentOperator(operator: Operator, grants: Grant[]) {
   return {

@@ -1,5 +1,8 @@
 // The Socket.IO event maps, both ways: what the gateway sends and what a client may send.
-import type { Envelope } from '../http/envelope.ts';
+import type { Socket } from 'socket.io';
+import type { CallerHeaders } from '../api/client/caller.ts';
+import type { Envelope } from '../presenters/envelope.ts';
+import type { SocketFeed } from './feed.ts';
 import type { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
 
 type AgentView = ReturnType<typeof presentAgent>;
@@ -23,3 +26,22 @@ export interface ClientToServerEvents {
   stopTyping(body: unknown, ack?: Ack): void;
   chatOpened(body: unknown, ack?: Ack): void;
 }
+
+export interface SocketData {
+  /**
+   * The handshake's headers, not the caller's loaded records: an ORM entity would keep its
+   * EntityManager (identity map and all) alive for as long as the socket is connected.
+   */
+  headers: CallerHeaders;
+  /** The handshake's Referer: a message's requestUrl when its body names no page, as over REST. */
+  referer: string | undefined;
+  /** The write-limit key, the same as the device's REST calls use. */
+  limitKey: string;
+  accountId: number;
+  deviceId: number;
+  userId: number;
+  feed: SocketFeed<ClientSocket>;
+}
+
+export type ClientSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+

@@ -4,7 +4,7 @@
 // (a gap, a late or lost notification) makes the feed read the rest from PostgreSQL, the
 // source of truth. One read at a time per socket.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { listMessages } from '../chat/messages.ts';
+import { listMessages } from '../conversations/messages.ts';
 import type { Message } from '../db/entities/index.ts';
 
 const PULL_BATCH = 200;

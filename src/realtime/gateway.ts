@@ -7,41 +7,17 @@ import type { Server as HttpServer } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
-import { Server, type Socket } from 'socket.io';
-import { openConversation, type CallerHeaders } from '../client/caller.ts';
-import { MessageSchema, type AgentSnapshot, type Message } from '../db/entities/index.ts';
-import { AppError } from '../http/errors.ts';
-import { knownError } from '../http/middleware/error-handler.ts';
-import { writeLimitKey } from '../http/middleware/rate-limit.ts';
+import { Server } from 'socket.io';
+import { openConversation, type CallerHeaders } from '../api/client/caller.ts';
+import type { Notice } from '../conversations/notices.ts';
+import { MessageSchema, MessageType, type Message } from '../db/entities/index.ts';
+import { AppError, knownError } from '../errors.ts';
+import { writeLimitKey } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
 import { SocketFeed, type FeedOutlet } from './feed.ts';
-import { clientEventHandlers, type ClientEventDeps } from './client-events.ts';
-import type { ClientToServerEvents, ServerToClientEvents } from './events.ts';
-
-/** What one node tells all nodes (itself included) about a conversation. */
-export type Notice =
-  | { kind: 'message'; userId: number; messageId: number; prevId: number | null }
-  | { kind: 'agent'; userId: number; agent: AgentSnapshot | null }
-  | { kind: 'agentTyping'; userId: number; agent: AgentSnapshot; isTyping: boolean }
-  | { kind: 'messageStatus'; userId: number; messages: Array<{ id: number; status: number }> }
-  | { kind: 'merged'; fromUserId: number; toUserId: number };
-
-interface SocketData {
-  /**
-   * The handshake's headers, not the caller's loaded records: an ORM entity would keep its
-   * EntityManager (identity map and all) alive for as long as the socket is connected.
-   */
-  headers: CallerHeaders;
-  /** The write-limit key, the same as the device's REST calls use. */
-  limitKey: string;
-  accountId: number;
-  deviceId: number;
-  userId: number;
-  feed: SocketFeed<ClientSocket>;
-}
-
-export type ClientSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+import { clientEventHandlers, type ClientEventDeps } from '../api/client/socket-events.ts';
+import type { ClientSocket } from './events.ts';
 
 const NOTICE = 'palaver:notice';
 
@@ -62,7 +38,7 @@ export class Gateway {
   private readonly feedOutlet: FeedOutlet<ClientSocket>;
 
   constructor(private readonly deps: GatewayDeps) {
-    this.handlers = clientEventHandlers(deps, this);
+    this.handlers = clientEventHandlers(deps);
     const leave = (socket: ClientSocket) => this.leave(socket, socket.data.userId);
     this.onDisconnect = function (this: ClientSocket) {
       leave(this);
@@ -90,6 +66,17 @@ export class Gateway {
       // Notices are lost only while Redis is away: once the subscriber is back, every local
       // socket reads on from PostgreSQL whatever it missed.
       sub.on('ready', () => this.resync());
+      // The adapter does not handle a refused publish: while Redis is away, a notice's publish
+      // fails once its retries are spent, and unhandled, that rejection would end the process.
+      // A notice lost that way is caught up by the resync above.
+      const publish: (channel: string, message: string | Buffer) => Promise<number> = pub.publish.bind(pub);
+      Object.assign(pub, {
+        publish: (channel: string, message: string | Buffer) =>
+          publish(channel, message).catch((err: unknown) => {
+            this.deps.logger.warn({ err: (err as Error).message }, 'notice not published: redis unavailable');
+            return 0;
+          }),
+      });
       this.adapterClients.push(pub, sub);
       io.adapter(createAdapter(pub, sub));
     }
@@ -104,20 +91,19 @@ export class Gateway {
     this.io = io;
   }
 
-  /** Tells every node; call after the change committed. */
+  /**
+   * Tells every node of a committed change; only conversations/notices.ts calls it. A message goes to
+   * the conversation it was written to (a merge may have moved it since the request began):
+   * this node's sockets get the row as written, other nodes its ids.
+   */
   publish(notice: Notice): void {
     this.receive(notice);
-    this.share(notice);
-  }
-
-  /**
-   * To the conversation the message was written to (a merge may have moved it since the
-   * request began). This node's sockets get the message as written; other nodes get its id.
-   */
-  messageCreated(message: Message, prevId: number | null): void {
-    const sockets = this.byUser.get(message.userId);
-    if (sockets) void this.offer([...sockets], message.id, prevId, message);
-    this.share({ kind: 'message', userId: message.userId, messageId: message.id, prevId });
+    if (notice.kind === 'message') {
+      const { message: _written, ...ids } = notice;
+      this.share(ids);
+    } else {
+      this.share(notice);
+    }
   }
 
   private share(notice: Notice): void {
@@ -159,6 +145,7 @@ export class Gateway {
     const startAt = Number.isSafeInteger(lastMessageId) && lastMessageId >= 0 ? lastMessageId : await this.newest(em, user.id);
     const data = socket.data;
     data.headers = headers;
+    data.referer = header('referer');
     data.limitKey = writeLimitKey(accountId, caller.deviceId);
     data.accountId = accountId;
     data.userId = user.id;
@@ -206,7 +193,7 @@ export class Gateway {
   }
 
   private async newest(em: EntityManager, userId: number): Promise<number> {
-    const newest = await em.findOne(MessageSchema, { userId, typeId: { $ne: 4 } }, { orderBy: { id: 'desc' }, fields: ['id'] });
+    const newest = await em.findOne(MessageSchema, { userId, typeId: { $ne: MessageType.userSystem } }, { orderBy: { id: 'desc' }, fields: ['id'] });
     return newest?.id ?? 0;
   }
 
@@ -218,14 +205,14 @@ export class Gateway {
     const sockets = this.byUser.get(notice.userId);
     if (!sockets) return;
     if (notice.kind === 'message') {
-      void this.offer([...sockets], notice.messageId, notice.prevId);
+      void this.offer([...sockets], notice.messageId, notice.prevId, notice.message);
       return;
     }
     // Encoded once for all of the user's sockets on this node.
     const all = this.io?.local.to([...sockets].map((socket) => socket.id));
     if (notice.kind === 'agent') all?.emit('agent', { agent: presentAgent(notice.agent) });
     if (notice.kind === 'agentTyping') {
-      all?.emit('agentTyping', { agent: presentAgent(notice.agent, notice.isTyping), isTyping: notice.isTyping });
+      all?.emit('agentTyping', { agent: presentAgent(notice.agent, notice.typingUntil), isTyping: notice.isTyping });
     }
     if (notice.kind === 'messageStatus') all?.emit('messageStatus', { messages: notice.messages });
   }

@@ -4,9 +4,9 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import { AccountSchema } from '../db/entities/index.ts';
-import { createAccount } from '../domain/accounts.ts';
-import { createOperator, ensureOperator } from '../domain/operators.ts';
-import { createService } from '../domain/services.ts';
+import { createAccount } from '../tenancy/accounts.ts';
+import { createOperator, ensureOperator } from '../tenancy/operators.ts';
+import { createService } from '../tenancy/services.ts';
 import type { Logger } from '../logger.ts';
 
 export interface DemoSetup {

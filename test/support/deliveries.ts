@@ -44,4 +44,8 @@ export function webhookId(request: Received | undefined): string {
   return String(request?.headers['webhook-id']);
 }
 
+/**
+ * For time that is part of the scenario (a retry schedule to run out, say). Not for "nothing
+ * was delivered": count the outbox rows right after the answer instead (outbox.ts).
+ */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,7 +7,7 @@
 // No library, so nothing smooths over what a real widget would meet.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Envelope } from '../../src/http/envelope.ts';
+import type { Envelope } from '../../src/presenters/envelope.ts';
 import type { BrowserTest } from './browser.ts';
 
 export const CLIENT_PREFIX = '/clientApi/v1.9';

@@ -1,5 +1,5 @@
 // A small HTTP client for tests: real requests over loopback, answers parsed as the envelope.
-import type { Envelope } from '../../src/http/envelope.ts';
+import type { Envelope } from '../../src/presenters/envelope.ts';
 
 export interface Answer<T = unknown> {
   status: number;

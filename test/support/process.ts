@@ -9,6 +9,8 @@ export interface ServerProcess {
   child: ChildProcess;
   url: string;
   output(): string;
+  /** False once the process exited, whatever the reason. */
+  running(): boolean;
   /** Sends the signal and resolves with the exit code and how long the exit took. */
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
 }
@@ -45,10 +47,12 @@ export function startProcess(env: Record<string, string | undefined>, timeoutMs 
         child,
         url: `http://127.0.0.1:${match[1]}`,
         output: () => output,
+        running: () => child.exitCode === null && child.signalCode === null,
         stop: (signal = 'SIGTERM') =>
           new Promise((done) => {
             const started = Date.now();
-            if (child.exitCode !== null) return done({ code: child.exitCode, ms: 0 });
+            // Already gone (a crash, or a signal: then exitCode is null and signalCode is set).
+            if (child.exitCode !== null || child.signalCode !== null) return done({ code: child.exitCode, ms: 0 });
             child.once('exit', (code) => done({ code, ms: Date.now() - started }));
             child.kill(signal);
           }),

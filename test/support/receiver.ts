@@ -80,7 +80,10 @@ export class Receiver {
     return this;
   }
 
-  /** Resolves once `count` requests have arrived; rejects after `timeoutMs`. */
+  /**
+   * Resolves once at least `count` requests have arrived; rejects after `timeoutMs`. It says
+   * nothing about requests after the `count`th: for "exactly", use exactly().
+   */
   waitFor(count: number, timeoutMs = 10_000): Promise<Received[]> {
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -97,6 +100,21 @@ export class Receiver {
       }, timeoutMs);
       if (!check()) this.waiters.push(wake);
     });
+  }
+
+  /**
+   * Exactly `count` requests, no fewer and no more: waits for `count`, then for `settled`, a
+   * point after which nothing more can come (for a Service's receiver: every outbox row of the
+   * Service delivered, see receivedExactly in outbox.ts), and fails if more arrived by then.
+   */
+  async exactly(count: number, settled: () => Promise<void>, timeoutMs = 10_000): Promise<Received[]> {
+    await this.waitFor(count, timeoutMs);
+    await settled();
+    if (this.requests.length !== count) {
+      const bodies = this.requests.map((r) => r.body.slice(0, 200)).join('\n  ');
+      throw new Error(`receiver got ${this.requests.length} requests, expected exactly ${count}:\n  ${bodies}`);
+    }
+    return [...this.requests];
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,10 @@
 // A widget's Socket.IO connection for tests: records what the server pushes, reconnects with
 // the last message id it has (as a real client would), and waits for things with deadlines.
+// "Exactly" ends with a round trip on the same connection, so that pushes the test did not
+// expect fail it instead of going unnoticed.
+import { expect } from 'chai';
 import { io, type Socket } from 'socket.io-client';
-import type { Envelope } from '../../src/http/envelope.ts';
+import type { Envelope } from '../../src/presenters/envelope.ts';
 import type { Widget } from './widget.ts';
 
 export interface Pushed {
@@ -68,7 +71,10 @@ export class WidgetSocket {
     return this.pushed.filter((p) => p.event === name).map((p) => p.payload);
   }
 
-  /** Waits until `count` pushes of `event` arrived (a deadline, not a timing assertion). */
+  /**
+   * Waits until at least `count` pushes of `event` arrived (a deadline, not a timing
+   * assertion). Says nothing about more: for "exactly", use expectExactly or waitForExactly.
+   */
   async waitFor(event: string, count: number, timeoutMs = 15_000): Promise<Array<Pushed['payload']>> {
     const deadline = Date.now() + timeoutMs;
     while (this.events(event).length < count) {
@@ -76,6 +82,44 @@ export class WidgetSocket {
       await new Promise((r) => setTimeout(r, 20));
     }
     return this.events(event);
+  }
+
+  /**
+   * A round trip on this connection: an event the server answers without changing anything (a
+   * message it refuses as empty). Socket.IO keeps the packets of one connection in order, so
+   * once the answer is here, everything the server sent this socket before answering is in
+   * `pushed`.
+   */
+  async roundTrip(): Promise<void> {
+    const answer = await this.emit('message', {});
+    expect(answer.notifications[0]?.message, 'the round trip is a refused empty message').to.equal('validation_failed');
+  }
+
+  /**
+   * Exactly these pushes, counted by event name, and nothing else: waits for the counts, makes
+   * a round trip, then fails on any push more, of these events or of any other, that the
+   * server sent by then. Returns everything pushed, in order.
+   */
+  async expectExactly(counts: Record<string, number>, timeoutMs = 15_000): Promise<Pushed[]> {
+    for (const [event, count] of Object.entries(counts)) await this.waitFor(event, count, timeoutMs);
+    await this.roundTrip();
+    expect(this.tally(), 'pushes by event').to.deep.equal(Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0)));
+    return [...this.pushed];
+  }
+
+  /** Exactly `count` pushes of `event` (others are not counted), checked after a round trip. */
+  async waitForExactly(event: string, count: number, timeoutMs = 15_000): Promise<Array<Pushed['payload']>> {
+    await this.waitFor(event, count, timeoutMs);
+    await this.roundTrip();
+    expect(this.events(event), `'${event}' pushes`).to.have.length(count);
+    return this.events(event);
+  }
+
+  /** How many pushes of each event arrived so far. */
+  tally(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const { event } of this.pushed) counts[event] = (counts[event] ?? 0) + 1;
+    return counts;
   }
 
   close(): void {

@@ -1,7 +1,7 @@
 // A chat client as a test sees it: one device of one account, calling the Client API over
 // real HTTP with the identification header, and signed in when given a customer identity.
 import { randomBytes } from 'node:crypto';
-import { issueAuthorization } from '../../src/client/authorization.ts';
+import { issueAuthorization } from '../../src/api/client/authorization.ts';
 import type { AccountData } from './factories.ts';
 import { client, type Answer, type RequestOptions } from './http.ts';
 import { sharedServer } from './server.ts';

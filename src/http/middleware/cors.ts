@@ -4,7 +4,7 @@
 // never cookies, so any origin may call it unless its account lists allowed origins; that
 // check needs the account, which only the actual request names (a preflight carries no
 // identification), so preflights are answered for every origin and the account's list is
-// applied to the request itself (client/caller.ts refuses it; here its CORS headers go).
+// applied to the request itself (api/client/caller.ts refuses it; here its CORS headers go).
 // Service and Admin APIs are server-to-server: no CORS.
 import cors from '@koa/cors';
 import type { Middleware } from 'koa';

@@ -1,10 +1,10 @@
-// The one place that turns a thrown error into an answer. Known errors keep their code and
-// status; driver and parser errors are told apart by class, SQLSTATE or `type`, never by
+// The one place that turns a thrown error of a request into an answer. Known errors keep their
+// code and status (errors.ts); body-parser errors are told apart by `type` or status, never by
 // message text; anything else is logged and hidden behind a generic 500.
 import type { Middleware } from 'koa';
-import { DriverException } from '@mikro-orm/core';
-import { AppError, payloadTooLarge, badRequest, unsupportedMediaType } from '../errors.ts';
-import { envelope, errorNotifications } from '../envelope.ts';
+import { AppError, badRequest, knownError, payloadTooLarge, unsupportedMediaType } from '../../errors.ts';
+import { errorNotifications } from '../../presenters/envelope.ts';
+import { envelope } from '../respond.ts';
 import type { AppContextExtras, AppState } from '../types.ts';
 
 interface HttpishError {
@@ -27,20 +27,11 @@ function fromParser(err: unknown): AppError | undefined {
   return undefined;
 }
 
-/** SQLSTATE class 22 (data exception) and 23 (integrity) from a client's values are the client's fault. */
-function fromDatabase(err: unknown): AppError | undefined {
-  if (!(err instanceof DriverException)) return undefined;
-  const code = (err as DriverException & { code?: string }).code ?? '';
-  if (code === '23505') return new AppError(409, 'already_exists');
-  // A reference to something that does not exist (say, a grant on an unknown account).
-  if (code === '23503') return new AppError(422, 'invalid_reference');
-  if (code.startsWith('22')) return badRequest('invalid_value');
-  return undefined;
-}
-
-/** Any thrown error as the AppError a client is answered with; null for faults of ours (500). */
-export function knownError(err: unknown): AppError | null {
-  return err instanceof AppError ? err : (fromParser(err) ?? fromDatabase(err) ?? null);
+/** Any thrown error of a request as the AppError it is answered with; null for faults of ours. */
+function requestError(err: unknown): AppError | null {
+  // An AppError carries a status too: it must not be read as a parser's.
+  if (err instanceof AppError) return err;
+  return fromParser(err) ?? knownError(err);
 }
 
 export function errorHandler(): Middleware<AppState, AppContextExtras> {
@@ -48,7 +39,7 @@ export function errorHandler(): Middleware<AppState, AppContextExtras> {
     try {
       await next();
     } catch (err) {
-      const known = knownError(err);
+      const known = requestError(err);
       const answer = known ?? new AppError(500, 'internal_error');
       if (!known) ctx.state.log.error({ err }, 'unhandled error');
       else if (known.status >= 500) ctx.state.log.error({ err: known.cause ?? known, code: known.code }, 'request failed');

@@ -3,8 +3,8 @@
 import { readFile, rm } from 'node:fs/promises';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import type { UploadedFile } from '../../chat/media.ts';
-import { AppError } from '../errors.ts';
+import type { UploadedFile } from '../../conversations/media.ts';
+import { AppError } from '../../errors.ts';
 import type { AppContext, AppContextExtras, AppState } from '../types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { methodNotAllowed, notFound } from '../errors.ts';
+import { methodNotAllowed, notFound } from '../../errors.ts';
 import type { AppContextExtras, AppState } from '../types.ts';
 
 interface MatchedLayer {

@@ -1,0 +1,63 @@
+import { createAccount, findAccountOverview, updateAccount } from '../../tenancy/accounts.ts';
+import { createService } from '../../tenancy/services.ts';
+import { changeDefaultService } from '../../tenancy/default-service.ts';
+import { respond } from '../../http/respond.ts';
+import { notFound } from '../../errors.ts';
+import type { AppRouter } from '../../http/types.ts';
+import { parseBody, parseParams } from '../../http/validate.ts';
+import { presentAccount, presentAccountOverview } from '../../presenters/account.ts';
+import { presentCreatedService } from '../../presenters/service.ts';
+import { authorize } from './auth.ts';
+import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
+
+export function accountRoutes(router: AppRouter): void {
+  router.post('/accounts', async (ctx) => {
+    authorize(ctx, 'accounts:create', null);
+    const body = parseBody(ctx, createAccountBody);
+    const account = await createAccount(ctx.deps.db.orm.em, body);
+    respond(ctx, { data: presentAccount(account) }, 201);
+  });
+
+  router.get('/accounts/:accountId', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'accounts:read', accountId);
+    const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
+    if (!overview) throw notFound('account_not_found');
+    respond(ctx, { data: presentAccountOverview(overview.account, overview.services) });
+  });
+
+  router.patch('/accounts/:accountId', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'accounts:edit', accountId);
+    const body = parseBody(ctx, updateAccountBody);
+    const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
+    if (!account) throw notFound('account_not_found');
+    respond(ctx, { data: presentAccount(account) });
+  });
+
+  router.put('/accounts/:accountId/default-service', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'services:edit', accountId);
+    const body = parseBody(ctx, defaultServiceBody);
+    const operator = ctx.state.operator;
+    if (!operator) throw new Error('requireOperator() must run before admin routes');
+    const { changed } = await changeDefaultService(ctx.deps.db.orm.em, {
+      accountId,
+      serviceIdentification: body.serviceIdentification,
+      operatorIdentifier: operator.identifier,
+    });
+    const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
+    if (!overview) throw notFound('account_not_found');
+    respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services), changed } });
+  });
+
+  router.post('/accounts/:accountId/services', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'services:edit', accountId);
+    const body = parseBody(ctx, createServiceBody);
+    const created = await createService(ctx.deps.db.orm.em, accountId, body);
+    if (!created) throw notFound('account_not_found');
+    const defaultServiceId = created.isDefault ? created.service.id : null;
+    respond(ctx, { data: presentCreatedService(created.service, defaultServiceId, created.apiKey) }, 201);
+  });
+}

@@ -1,0 +1,41 @@
+import { findDelivery, listDeliveries, redeliver } from '../../deliveries/store.ts';
+import { findService } from '../../tenancy/services.ts';
+import { respond } from '../../http/respond.ts';
+import { conflict, notFound } from '../../errors.ts';
+import type { AppRouter } from '../../http/types.ts';
+import { parseParams, parseQuery } from '../../http/validate.ts';
+import { presentDelivery } from '../../presenters/delivery.ts';
+import { authorize } from './auth.ts';
+import { deliveriesQuery, deliveryIdParams } from './schema.ts';
+import { authorizedService } from './services.ts';
+
+export function deliveryRoutes(router: AppRouter): void {
+  router.get('/services/:serviceId/deliveries', async (ctx) => {
+    const service = await authorizedService(ctx, 'accounts:read');
+    const query = parseQuery(ctx, deliveriesQuery);
+    const rows = await listDeliveries(ctx.deps.db.orm.em, {
+      serviceId: service.id,
+      state: query.state,
+      limit: query.limit,
+      beforeSeq: query.before,
+    });
+    const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
+    respond(ctx, {
+      data: rows.map(presentDelivery),
+      extra: { paging: { before: last ? Number(last.seq) : null } },
+    });
+  });
+
+  router.post('/deliveries/:deliveryId/redeliver', async (ctx) => {
+    const { deliveryId } = parseParams(ctx, deliveryIdParams);
+    const em = ctx.deps.db.orm.em;
+    const delivery = await findDelivery(em, deliveryId);
+    const service = delivery ? await findService(em, delivery.serviceId) : null;
+    if (!delivery || !service) throw notFound('delivery_not_found');
+    authorize(ctx, 'deliveries:manage', service.accountId);
+    const requeued = await redeliver(em, deliveryId);
+    if (!requeued) throw conflict('delivery_not_dead');
+    ctx.deps.deliveries?.nudge();
+    respond(ctx, { data: presentDelivery(requeued) });
+  });
+}

@@ -1,0 +1,23 @@
+import { login, normalizeEmail } from '../../tenancy/operators.ts';
+import { consumeOrRefuse } from '../../limits.ts';
+import { respond } from '../../http/respond.ts';
+import { unauthorized } from '../../errors.ts';
+import type { AppRouter } from '../../http/types.ts';
+import { parseBody } from '../../http/validate.ts';
+import { loginBody } from './schema.ts';
+
+export function loginRoutes(router: AppRouter): void {
+  router.post('/login', async (ctx) => {
+    const body = parseBody(ctx, loginBody);
+    // Per email and address: guessing one operator's password, or many from one place, is slowed alike.
+    await consumeOrRefuse(ctx.deps.loginLimiter, `${normalizeEmail(body.email)}|${ctx.ip}`);
+    const session = await login(
+      ctx.deps.db.orm.em,
+      body.email,
+      body.password,
+      ctx.deps.config.admin.sessionTtlSeconds,
+    );
+    if (!session) throw unauthorized('invalid_credentials');
+    respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
+  });
+}

@@ -1,0 +1,40 @@
+import { createOperator, listOperators, replaceGrants } from '../../tenancy/operators.ts';
+import type { Grant } from '../../tenancy/permissions.ts';
+import { isPermission } from '../../tenancy/permissions.ts';
+import { respond } from '../../http/respond.ts';
+import { notFound } from '../../errors.ts';
+import type { AppRouter } from '../../http/types.ts';
+import { parseBody, parseParams } from '../../http/validate.ts';
+import { presentOperator } from '../../presenters/operator.ts';
+import { authorize } from './auth.ts';
+import { createOperatorBody, grantsBody, operatorIdParams } from './schema.ts';
+
+/** The schema checked each permission; this narrows the type for the domain. */
+function toGrants(grants: Array<{ permission: string; accountId: number | null }>): Grant[] {
+  return grants.flatMap((g) => (isPermission(g.permission) ? [{ permission: g.permission, accountId: g.accountId }] : []));
+}
+
+export function operatorRoutes(router: AppRouter): void {
+  router.get('/operators', async (ctx) => {
+    authorize(ctx, 'operators:manage', null);
+    const operators = await listOperators(ctx.deps.db.orm.em);
+    respond(ctx, { data: operators.map((o) => presentOperator(o.operator, o.grants)) });
+  });
+
+  router.post('/operators', async (ctx) => {
+    authorize(ctx, 'operators:manage', null);
+    const body = parseBody(ctx, createOperatorBody);
+    const grants = toGrants(body.grants);
+    const operator = await createOperator(ctx.deps.db.orm.em, { email: body.email, password: body.password, grants });
+    respond(ctx, { data: presentOperator(operator, grants) }, 201);
+  });
+
+  router.put('/operators/:operatorId/grants', async (ctx) => {
+    authorize(ctx, 'operators:manage', null);
+    const { operatorId } = parseParams(ctx, operatorIdParams);
+    const body = parseBody(ctx, grantsBody);
+    const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, toGrants(body.grants));
+    if (!updated) throw notFound('operator_not_found');
+    respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
+  });
+}

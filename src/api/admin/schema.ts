@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { isPermission } from '../../tenancy/permissions.ts';
+
+export const loginBody = z.object({
+  email: z.string().email(),
+  password: z.string().min(1).max(1024),
+});
+
+export const accountIdParams = z.object({
+  accountId: z.coerce.number().int().positive(),
+});
+
+export const createAccountBody = z.object({
+  name: z.string().trim().min(1).max(255),
+});
+
+const webhookUrl = z
+  .string()
+  .url()
+  .max(2048)
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL');
+
+export const createServiceBody = z.object({
+  name: z.string().trim().min(1).max(255),
+  webhookUrl: webhookUrl.nullish(),
+});
+
+export const serviceIdParams = z.object({
+  serviceId: z.coerce.number().int().positive(),
+});
+
+export const updateServiceBody = z
+  .object({
+    name: z.string().trim().min(1).max(255).optional(),
+    webhookUrl: webhookUrl.nullable().optional(),
+    /** false switches the Service off (it receives nothing); true switches it back on, also after a 410. */
+    enabled: z.boolean().optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, webhookUrl, enabled');
+
+export const deliveriesQuery = z.object({
+  state: z.enum(['pending', 'delivered', 'dead']).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** The `paging.before` cursor of the previous page. */
+  before: z.coerce.number().int().positive().optional(),
+});
+
+export const deliveryIdParams = z.object({
+  deliveryId: z.string().uuid(),
+});
+
+export const defaultServiceBody = z.object({
+  serviceIdentification: z.string().min(1).max(64),
+});
+
+export const keyParams = z.object({
+  serviceId: z.coerce.number().int().positive(),
+  keyId: z.coerce.number().int().positive(),
+});
+
+/** A web origin as browsers send it: scheme, host and port only, lower case. */
+const webOrigin = z
+  .string()
+  .max(2048)
+  .transform((value) => value.trim().toLowerCase())
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return /^https?:$/.test(url.protocol) && url.origin === value;
+    } catch {
+      return false;
+    }
+  }, 'must be an origin such as https://shop.example (scheme, host and port; no path)');
+
+export const updateAccountBody = z
+  .object({
+    name: z.string().trim().min(1).max(255).optional(),
+    welcomeMessage: z.string().max(2000).nullable().optional(),
+    stickyMessage: z.string().max(2000).nullable().optional(),
+    /** Pages that may call the Client API from a browser; empty: any origin. */
+    allowedOrigins: z.array(webOrigin).max(100).optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins');
+
+export const usersQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** The `paging.before` cursor (a user id) of the previous page. */
+  before: z.coerce.number().int().positive().optional(),
+});
+
+export const accountUserParams = accountIdParams.extend({
+  userId: z.coerce.number().int().positive().max(2_147_483_647),
+});
+
+const grant = z.object({
+  permission: z.string().refine((p) => isPermission(p), 'an unknown permission'),
+  accountId: z.number().int().positive().nullable(),
+});
+
+export const createOperatorBody = z.object({
+  email: z.string().email().max(320),
+  password: z.string().min(8).max(1024),
+  grants: z.array(grant).max(100),
+});
+
+export const grantsBody = z.object({ grants: z.array(grant).max(100) });
+
+export const operatorIdParams = z.object({
+  operatorId: z.coerce.number().int().positive(),
+});

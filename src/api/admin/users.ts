@@ -1,0 +1,38 @@
+import { messagePage } from '../../conversations/messages.ts';
+import { listUsers } from '../../tenancy/accounts.ts';
+import { UserSchema } from '../../db/entities/index.ts';
+import { respond } from '../../http/respond.ts';
+import { notFound } from '../../errors.ts';
+import type { AppRouter } from '../../http/types.ts';
+import { parseParams, parseQuery } from '../../http/validate.ts';
+import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
+import { presentUserSummary } from '../../presenters/service-user.ts';
+import { authorize } from './auth.ts';
+import { accountIdParams, accountUserParams, usersQuery } from './schema.ts';
+
+/** The dashboard's view of conversations (conversations:read). */
+export function userRoutes(router: AppRouter): void {
+  router.get('/accounts/:accountId/users', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'conversations:read', accountId);
+    const query = parseQuery(ctx, usersQuery);
+    const users = await listUsers(ctx.deps.db.orm.em, accountId, query.limit, query.before);
+    const last = users.length === query.limit ? users[users.length - 1] : undefined;
+    respond(ctx, { data: users.map(presentUserSummary), extra: { paging: { before: last?.id ?? null } } });
+  });
+
+  router.get('/accounts/:accountId/users/:userId/messages', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'conversations:read', accountId);
+    const query = parseQuery(ctx, usersQuery);
+    const em = ctx.deps.db.orm.em;
+    const user = await em.findOne(UserSchema, { id: userId, accountId });
+    if (!user) throw notFound('user_not_found');
+    const cursor = query.before ? ({ kind: 'before', id: query.before } as const) : ({ kind: 'latest' } as const);
+    const { rows, olderThan } = await messagePage(em, user.id, cursor, query.limit, 'service');
+    respond(ctx, {
+      data: rows.map((m) => presentClientMessage(m, accountId)),
+      extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
+    });
+  });
+}

@@ -1,0 +1,69 @@
+// The registered-user header, as Parley documents it, so that customers' existing backends
+// keep issuing it: base64 of `identification|customerAuthenticationKey|validUntil|verifyHash`:
+//   customerAuthenticationKey = hex(HMAC-SHA512(key = the customer's own application secret, identification))
+//   verifyHash = hex(HMAC-SHA512(key = the account's authorizationSecret, identification + customerAuthenticationKey + validUntil))
+// Palaver cannot recompute the first (it never sees the customer's secret) and needs not: the
+// verifyHash, over all three fields, is what proves the header came from the customer's
+// backend. It is compared in constant time; the header must not have expired, nor live
+// longer than the configured maximum.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../../errors.ts';
+
+export interface RegisteredIdentity {
+  /** Becomes the user's uniqueIdentifier. */
+  identification: string;
+  validUntil: number;
+}
+
+const hmac = (key: string, data: string) => createHmac('sha512', key).update(data).digest('hex');
+
+function sameHex(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+const invalid = () => new AppError(401, 'invalid_authorization');
+
+/**
+ * What a customer's backend computes. `applicationSecret` is the customer's own (Parley's
+ * demo apps use one of their own too); Palaver's tests and demo Service pass any.
+ */
+export function issueAuthorization(
+  account: { authorizationSecret: string },
+  identification: string,
+  validUntil: number,
+  applicationSecret = 'the customer application secret',
+): string {
+  const key = hmac(applicationSecret, identification);
+  const verify = hmac(account.authorizationSecret, `${identification}${key}${validUntil}`);
+  return Buffer.from(`${identification}|${key}|${validUntil}|${verify}`, 'utf8').toString('base64');
+}
+
+/**
+ * Verifies the header against the account; throws 401 invalid_authorization (malformed or
+ * forged), authorization_expired, or authorization_too_long (valid further ahead than
+ * `maxLifetimeSeconds` from now). An empty header means anonymous: undefined.
+ */
+export function verifyAuthorization(
+  header: string | undefined,
+  account: { authorizationSecret: string },
+  options: { maxLifetimeSeconds: number; now?: number },
+): RegisteredIdentity | undefined {
+  const value = header?.trim().replace(/^Bearer\s+/i, '');
+  if (!value) return undefined;
+  if (value.length > 4096 || !/^[A-Za-z0-9+/]+={0,2}$/.test(value)) throw invalid();
+  const parts = Buffer.from(value, 'base64').toString('utf8').split('|');
+  // The identification itself may contain '|': the last three fields are fixed.
+  if (parts.length < 4) throw invalid();
+  const [verify = '', validUntilText = '', key = ''] = parts.splice(-3).reverse();
+  const identification = parts.join('|');
+  if (!identification || identification.length > 255 || !/^\d{1,12}$/.test(validUntilText)) throw invalid();
+  if (!/^[\x21-\x7e]{1,512}$/.test(key)) throw invalid();
+  if (!sameHex(verify.toLowerCase(), hmac(account.authorizationSecret, `${identification}${key}${validUntilText}`))) throw invalid();
+  const validUntil = Number(validUntilText);
+  const nowSeconds = (options.now ?? Date.now()) / 1000;
+  if (validUntil < nowSeconds) throw new AppError(401, 'authorization_expired');
+  if (validUntil - nowSeconds > options.maxLifetimeSeconds) throw new AppError(401, 'authorization_too_long');
+  return { identification, validUntil };
+}

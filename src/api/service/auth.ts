@@ -1,0 +1,18 @@
+import type { Middleware } from 'koa';
+import { authenticateService, type ServiceCaller } from './caller.ts';
+import type { AppContext, AppContextExtras, AppState } from '../../http/types.ts';
+
+/** `Authorization: Bearer <service API key>`. */
+export function requireService(): Middleware<AppState, AppContextExtras> {
+  return async (ctx, next) => {
+    const match = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'));
+    ctx.state.service = await authenticateService(ctx.deps.db.orm.em, match?.[1]);
+    await next();
+  };
+}
+
+export function serviceCaller(ctx: AppContext): ServiceCaller {
+  const service = ctx.state.service;
+  if (!service) throw new Error('requireService() must run before Service API routes');
+  return service;
+}

@@ -1,0 +1,176 @@
+// The agent side of a conversation: messages from an agent (which make that agent the
+// conversation's current agent; group-committed), unsetting the current agent (Service API
+// 2.3.0) and agent typing.
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  UserSchema,
+  type AgentSnapshot,
+  type CarouselItem,
+  type MessageButton,
+  type MessageContent,
+  type MessageType,
+  type User,
+} from '../db/entities/index.ts';
+import { AppError, notFound } from '../errors.ts';
+import { messageNotice, notify } from './notices.ts';
+import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
+import { insertLocked, type MessageRow, type NewMessage } from './messages.ts';
+import { mediaOfConversation } from './media.ts';
+import { lockUsers, refuseMerged, setCurrentAgents, type LockedUser } from './users.ts';
+
+export interface AgentMessageInput {
+  /** The calling Service's account: a user of another account is not found. */
+  accountId: number;
+  userId: number;
+  agent: AgentSnapshot;
+  /** 2 agent message, 5 agent system message. */
+  typeId: typeof MessageType.agent | typeof MessageType.agentSystem;
+  text: string | null;
+  /** An upload of this conversation. */
+  media: MediaChoice | null;
+  /** Title, buttons, quick replies, carousel; null when the message has none of them. */
+  content?: AgentContentInput | null | undefined;
+}
+
+type MediaChoice = { id: string; description?: string | null | undefined };
+
+/** The rich parts as a Service sends them: a carousel item's media is an upload of this conversation too. */
+export interface AgentContentInput {
+  title: string | null;
+  buttons: MessageButton[];
+  quickReplies: string[];
+  carousel: Array<Omit<CarouselItem, 'media'> & { media: MediaChoice | null }>;
+}
+
+export type AgentMessage = NewMessage & {
+  /** Whether this message made its agent the current one (the one before was another, or none). */
+  agentChanged: boolean;
+};
+
+/** One writer per node: concurrent agent messages share transactions (group-commit.ts). */
+export type AgentMessageWriter = GroupCommit<AgentMessageInput, AgentMessage>;
+
+export function agentMessageWriter(options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'>): AgentMessageWriter {
+  return new GroupCommit({ ...options, name: 'agent', write: writeAgentMessages });
+}
+
+async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessageInput[]): Promise<Array<Written<AgentMessage>>> {
+  // The users are checked under their locks, so no merge can slip in between check and insert.
+  const users = await lockUsers(tx, batch.map((input) => input.userId));
+  const outcomes: Array<Written<AgentMessage>> = [];
+  const accepted: Array<{ at: number; input: AgentMessageInput; user: LockedUser; row: MessageRow }> = [];
+  for (const [at, input] of batch.entries()) {
+    try {
+      const user = users.get(input.userId);
+      if (!user || user.accountId !== input.accountId) throw notFound('user_not_found');
+      // A merged anonymous id: the Service must talk to the new user id.
+      refuseMerged(user);
+      const media = input.media ? await mediaOfConversation(tx, input.userId, input.media) : null;
+      const content = input.content ? await resolveContent(tx, input.userId, input.content) : null;
+      accepted.push({
+        at,
+        input,
+        user,
+        row: {
+          userId: input.userId,
+          deviceId: null,
+          typeId: input.typeId,
+          // Rich messages may carry text and media together (title, image, text and buttons).
+          message: input.text,
+          media,
+          content,
+          // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
+          agent: input.agent,
+          requestUrl: null,
+        },
+      });
+    } catch (err) {
+      // A refusal is the caller's alone; anything else aborts the transaction.
+      if (!(err instanceof AppError)) throw err;
+      outcomes[at] = { ok: false, error: err };
+    }
+  }
+  if (accepted.length === 0) return outcomes;
+  const written = await insertLocked(
+    tx,
+    accepted.map((a) => a.row),
+    accepted.map((a) => a.user),
+  );
+  // Under the same locks: each conversation's last agent becomes its current one, and a sent
+  // message ends its typing.
+  const last = new Map(accepted.map(({ input }) => [input.userId, input.agent]));
+  const before = await setCurrentAgents(tx, last);
+  // Whether each message changed the current agent decides its `agent` push.
+  const current = new Map(before.map((r) => [r.id, r.before]));
+  accepted.forEach(({ at, input }, i) => {
+    const message = written[i];
+    if (!message) throw new Error('agent message not written');
+    const agentChanged = !sameAgent(current.get(input.userId) ?? null, input.agent);
+    current.set(input.userId, input.agent);
+    outcomes[at] = { ok: true, value: { message: message.message, prevId: message.prevId, agentChanged } };
+    notify(tx, messageNotice(message.message, message.prevId));
+    // Sockets hear of the current agent when it changes, not with every message of the same agent.
+    if (agentChanged) notify(tx, { kind: 'agent', userId: input.userId, agent: input.agent });
+  });
+  return outcomes;
+}
+
+/** The stored rich parts: each carousel item's media checked to be an upload of the conversation. */
+async function resolveContent(tx: EntityManager, userId: number, input: AgentContentInput): Promise<MessageContent | null> {
+  const carousel: CarouselItem[] = [];
+  for (const item of input.carousel) {
+    const media = item.media ? await mediaOfConversation(tx, userId, item.media) : null;
+    carousel.push({ message: item.message, title: item.title, media, buttons: item.buttons });
+  }
+  const content: MessageContent = { title: input.title, buttons: input.buttons, quickReplies: input.quickReplies, carousel };
+  const empty = content.title === null && content.buttons.length === 0 && content.quickReplies.length === 0 && carousel.length === 0;
+  return empty ? null : content;
+}
+
+function sameAgent(a: AgentSnapshot | null, b: AgentSnapshot): boolean {
+  return a !== null && a.id === b.id && a.name === b.name && (a.avatar ?? null) === (b.avatar ?? null);
+}
+
+/** Afterwards GET /messages answers root `agent: null`; stored messages keep their own agent. */
+export async function unsetAgent(em: EntityManager, userId: number): Promise<User> {
+  return em.transactional(async (tx) => {
+    const user = await tx.findOneOrFail(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    user.currentAgent = null;
+    notify(tx, { kind: 'agent', userId, agent: null });
+    return user;
+  });
+}
+
+/** An agent typing (or not) to the user; it stops by itself after `timeoutMs` without news. */
+export async function setAgentTyping(
+  em: EntityManager,
+  input: { userId: number; agent: AgentSnapshot; isTyping: boolean; timeoutMs: number },
+): Promise<User> {
+  return em.transactional(async (tx) => {
+    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    user.agentTyping = input.isTyping ? input.agent : null;
+    user.agentTypingUntil = input.isTyping ? new Date(Date.now() + input.timeoutMs) : null;
+    notify(tx, {
+      kind: 'agentTyping',
+      userId: input.userId,
+      agent: input.agent,
+      isTyping: input.isTyping,
+      typingUntil: typingUntilSeconds(user.agentTypingUntil),
+    });
+    return user;
+  });
+}
+
+/**
+ * An agent object's `isTyping` while it types: the Unix time in seconds until which the typing
+ * indicator lasts (rounded up, so it never ends before the server's), else null.
+ */
+export function typingUntilSeconds(until: Date | null | undefined): number | null {
+  return until ? Math.ceil(until.getTime() / 1000) : null;
+}
+
+/** The agent typing to the user right now, if any. */
+export function typingAgent(user: Pick<User, 'agentTyping' | 'agentTypingUntil'>, now = new Date()): AgentSnapshot | null {
+  return user.agentTyping && user.agentTypingUntil && user.agentTypingUntil > now ? user.agentTyping : null;
+}

@@ -1,0 +1,90 @@
+// Group commit: writes handed in while a transaction is being written wait for it and then go
+// together in the next one, so under load one commit (one WAL flush, a handful of statements)
+// takes many of them. Each caller is answered only after the commit that holds its write.
+// Used by chat clients' messages, by agents' messages and by the delivery worker's outcomes.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Histogram } from 'prom-client';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+/** What became of one item of a batch: written, or refused (that caller's error alone). */
+export type Written<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+export interface GroupCommitOptions<I, R> {
+  /** The `writer` label of the batch size histogram, and in logs. */
+  name: string;
+  em: () => EntityManager;
+  logger: Logger;
+  /** Items per transaction, by `name` (palaver_message_batch_size for messages); optional for writers of other things. */
+  batchSize?: Histogram<'writer'>;
+  /** The most items one transaction takes; more wait for the next. */
+  maxBatch?: number;
+  /**
+   * Writes a batch inside the transaction and says, in order, what became of each item. A
+   * throw rolls the whole batch back; its items are then written one transaction each.
+   */
+  write(tx: EntityManager, batch: readonly I[]): Promise<Array<Written<R>>>;
+}
+
+interface Pending<I, R> {
+  item: I;
+  resolve(result: R): void;
+  reject(err: unknown): void;
+}
+
+export class GroupCommit<I, R> {
+  private queue: Array<Pending<I, R>> = [];
+  private running: Promise<void> | null = null;
+  private readonly maxBatch: number;
+
+  constructor(private readonly options: GroupCommitOptions<I, R>) {
+    this.maxBatch = options.maxBatch ?? 200;
+  }
+
+  /** Resolves once the item is committed; rejects with the caller's error alone. */
+  send(item: I): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.running ??= this.run();
+    });
+  }
+
+  /** Waits for everything handed in so far (shutdown: before the database closes). */
+  async drain(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async run(): Promise<void> {
+    // One turn of the event loop first, so requests that arrived together go together.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        this.options.batchSize?.observe({ writer: this.options.name }, batch.length);
+        await this.commit(batch);
+      }
+    } finally {
+      this.running = null;
+    }
+  }
+
+  private async commit(batch: Array<Pending<I, R>>): Promise<void> {
+    try {
+      const items = batch.map((p) => p.item);
+      const outcomes = await this.options.em().transactional((tx) => this.options.write(tx, items));
+      batch.forEach((pending, i) => {
+        const outcome = outcomes[i];
+        if (outcome?.ok) pending.resolve(outcome.value);
+        else pending.reject(outcome ? outcome.error : new Error('not written'));
+      });
+    } catch (err) {
+      if (batch.length === 1) return batch[0]?.reject(err);
+      // Nothing of the batch was written. Each item alone, so one that cannot be written
+      // (or a deadlock, or a lost connection) fails only its own caller.
+      // A refusal found only in the batch's statements (a merge race) is a caller's error, not ours.
+      const level = err instanceof AppError ? 'info' : 'warn';
+      this.options.logger[level]({ err, writer: this.options.name, items: batch.length }, 'group commit failed; writing its items one by one');
+      for (const pending of batch) await this.commit([pending]);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+// Merging an anonymous conversation into the registered user's at login (spec, States and
+// transitions): messages and uploads move, the anonymous user stays as a tombstone pointing
+// to the registered one, and the owner Services hear of the new id.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UserSchema, type Account, type User } from '../db/entities/index.ts';
+import { enqueue } from '../deliveries/outbox.ts';
+import { clientMergingPayload } from '../presenters/webhook-payloads.ts';
+import { moveConversation } from './messages.ts';
+import { lockUsers } from './users.ts';
+
+export interface LoginMerge {
+  account: Account;
+  anonymous: User;
+  /** The customer's registered user, found under the customer lock; null when this login makes it. */
+  registered: User | null;
+  /** Makes the registered user from the anonymous one as it stands under the lock. */
+  createRegistered(from: User): Promise<User>;
+  requestUrl: string | null;
+}
+
+/**
+ * Inside the caller's transaction. Returns the registered user the conversation now lives on,
+ * or null, doing nothing, when the anonymous user had already been merged.
+ */
+export async function mergeAnonymousInto(em: EntityManager, merge: LoginMerge): Promise<User | null> {
+  const { account, anonymous } = merge;
+  // Every message writer locks its users (lockUsers: FOR UPDATE, in id order) and writes
+  // under that lock. Taking the same locks, in the same order, before reading or moving
+  // anything means that a message written meanwhile has committed before the move reads
+  // (and moves with the rest), or is written after the merge commits and follows the
+  // tombstone (insertMessages). A registered user made below is seen by no one else before
+  // the commit, so locking it later breaks no order.
+  const existing = merge.registered;
+  const ids = existing ? [anonymous.id, existing.id] : [anonymous.id];
+  await lockUsers(em, ids);
+  // What was read before the lock may be stale: the current agent, the owner, or the merge itself.
+  await em.find(UserSchema, { id: { $in: ids } }, { refresh: true });
+  if (anonymous.mergedIntoUserId != null) return null;
+  const registered = existing ?? (await merge.createRegistered(anonymous));
+
+  await moveConversation(em, anonymous.id, registered.id);
+  anonymous.mergedIntoUserId = registered.id;
+  await em.flush();
+
+  // Both owners hear of it: the one that talked to the anonymous user, and the registered
+  // user's, when they differ. On the anonymous user's chain, so it follows what was sent about
+  // the anonymous user before.
+  await enqueue(em, {
+    kind: 'client_merging',
+    payload: clientMergingPayload({ account, oldUserId: anonymous.id, newUser: registered, requestUrl: merge.requestUrl }),
+    recipients: [anonymous.ownerServiceId, registered.ownerServiceId],
+    orderingKey: anonymous.id,
+  });
+  return registered;
+}

@@ -1,0 +1,274 @@
+// Messages of a conversation: writing them (with their delivery to the owner Service, in the
+// same transaction) and reading them the way clients page through them.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  MessageSchema,
+  MessageStatusValue,
+  MessageType,
+  type Account,
+  type MediaReference,
+  type Message,
+  type MessageContent,
+  type User,
+} from '../db/entities/index.ts';
+import { enqueueAll } from '../deliveries/outbox.ts';
+import { messagePayload } from '../presenters/webhook-payloads.ts';
+import { notify } from './notices.ts';
+import { lockUsers, type LockedUser } from './users.ts';
+
+/** What clients page through: everything but user system messages, which are signals for Services. */
+const CLIENT_VISIBLE = { $ne: MessageType.userSystem } as const;
+
+export interface UserMessageInput {
+  typeId: typeof MessageType.user | typeof MessageType.userSystem;
+  text: string | null;
+  media: MediaReference | null;
+  deviceId: number | null;
+  requestUrl: string | null;
+}
+
+export interface NewMessage {
+  message: Message;
+  /**
+   * The id of the conversation's previous client-visible message when this one was written:
+   * the real-time gateway sends a message straight on only to a socket that has that one.
+   */
+  prevId: number | null;
+}
+
+type MessageFields = Pick<Message, 'deviceId' | 'typeId' | 'message' | 'media' | 'agent' | 'requestUrl'> & {
+  /** The rich parts of an agent message (title, buttons, quick replies, carousel); null otherwise. */
+  content: MessageContent | null;
+};
+
+export interface MessageRow extends MessageFields {
+  userId: number;
+}
+
+export interface WrittenMessage extends NewMessage {
+  user: LockedUser;
+}
+
+/**
+ * A login merge moves the anonymous conversation, messages and uploads, to the registered
+ * user (both locked by the caller). Message ids grow with time, so the merged conversation
+ * reads in time order by id.
+ */
+export async function moveConversation(em: EntityManager, fromUserId: number, toUserId: number): Promise<void> {
+  const connection = em.getConnection();
+  const trx: unknown = em.getTransactionContext();
+  await connection.execute('update messages set user_id = ? where user_id = ?', [toUserId, fromUserId], 'run', trx);
+  await connection.execute('update media set user_id = ? where user_id = ?', [toUserId, fromUserId], 'run', trx);
+}
+
+/**
+ * Locks the messages' users and writes the messages (insertLocked), inside the caller's
+ * transaction. A message for a user merged meanwhile (its sender read the conversation just
+ * before a login merged it) goes to the conversation it was merged into, like the rest of its
+ * history.
+ */
+export async function insertMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<WrittenMessage[]> {
+  const users = await lockUsers(em, rows.map((r) => r.userId));
+  const missing = [...users.values()].flatMap((u) => (u.mergedIntoUserId !== null && !users.has(u.mergedIntoUserId) ? [u.mergedIntoUserId] : []));
+  // Registered users are never merged, so one step reaches the live conversation.
+  if (missing.length > 0) for (const [id, user] of await lockUsers(em, missing)) users.set(id, user);
+  const target = rows.map((row) => {
+    const user = users.get(row.userId);
+    const live = user?.mergedIntoUserId != null ? users.get(user.mergedIntoUserId) : user;
+    if (!live) throw new Error(`user ${row.userId} not found`);
+    return live;
+  });
+  return insertLocked(em, rows, target);
+}
+
+/**
+ * Every message is written here, inside the caller's transaction and under a lock on its user
+ * (taken by the caller: `target[i]` is row i's live user), so that one conversation's messages
+ * get increasing ids in the order they commit. Set-based, so a group commit of many messages
+ * costs one statement, as one message does.
+ */
+export async function insertLocked(em: EntityManager, rows: readonly MessageRow[], target: readonly LockedUser[]): Promise<WrittenMessage[]> {
+  const createdAt = new Date();
+  // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
+  // row order, each message's previous client-visible one (an earlier row of the batch, or
+  // the conversation's last before it), and the insert, which the rest of the statement does
+  // not see.
+  const numbered = await em.getConnection().execute<Array<{ id: string; prev_id: string | null }>>(
+    `with r as (
+       select r.*, nextval(pg_get_serial_sequence('messages', 'id')) as id
+       from jsonb_to_recordset(?::jsonb) as r(n int, user_id int, device_id int, type_id smallint,
+                                               message text, media jsonb, agent jsonb, content jsonb, request_url text)
+     ),
+     p as (
+       select r.*, coalesce(
+                max(case when r.type_id <> ${MessageType.userSystem} then r.id end)
+                  over (partition by r.user_id order by r.n rows between unbounded preceding and 1 preceding),
+                (select max(m.id) from messages m where m.user_id = r.user_id and m.type_id <> ${MessageType.userSystem})) as prev_id
+       from r
+     ),
+     inserted as (
+       insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, status, created_at)
+       select id, user_id, device_id, type_id, message, media, agent, content, request_url, 2, ? from p
+     )
+     select id, prev_id from p order by n`,
+    [
+      JSON.stringify(
+        rows.map((row, n) => ({
+          n,
+          user_id: target[n]?.id,
+          device_id: row.deviceId,
+          type_id: row.typeId,
+          message: row.message,
+          media: row.media,
+          agent: row.agent,
+          content: row.content,
+          request_url: row.requestUrl,
+        })),
+      ),
+      createdAt,
+    ],
+    'all',
+    em.getTransactionContext(),
+  );
+  const written = rows.map((row, i): WrittenMessage => {
+    const user = target[i] as LockedUser;
+    const ids = numbered[i];
+    if (!ids) throw new Error('message not inserted');
+    const message: Message = { ...row, id: Number(ids.id), userId: user.id, status: MessageStatusValue.available, createdAt };
+    return { message, prevId: ids.prev_id === null ? null : Number(ids.prev_id), user };
+  });
+  return written;
+}
+
+export interface UserMessage {
+  account: Account;
+  user: Pick<User, 'id'>;
+  input: UserMessageInput;
+}
+
+/** Messages from the users' side (text, image, or a user system message), each delivered to its owner. */
+export async function recordUserMessages(em: EntityManager, messages: readonly UserMessage[]): Promise<NewMessage[]> {
+  if (messages.length === 0) return [];
+  const written = await insertMessages(
+    em,
+    messages.map(({ user, input }) => ({
+      userId: user.id,
+      deviceId: input.deviceId,
+      typeId: input.typeId,
+      message: input.text,
+      media: input.media,
+      agent: null,
+      content: null,
+      requestUrl: input.requestUrl,
+    })),
+  );
+  await enqueueAll(
+    em,
+    written.map(({ message, user }, i) => ({
+      kind: 'message' as const,
+      payload: messagePayload(message, messages[i]?.account as Account, user),
+      recipients: [user.ownerServiceId],
+      orderingKey: user.id,
+    })),
+  );
+  return written.map(({ message, prevId }) => ({ message, prevId }));
+}
+
+/** One message from the user's side. */
+export async function recordUserMessage(em: EntityManager, account: Account, user: Pick<User, 'id'>, input: UserMessageInput): Promise<NewMessage> {
+  const [recorded] = await recordUserMessages(em, [{ account, user, input }]);
+  if (!recorded) throw new Error('no message recorded');
+  return recorded;
+}
+
+
+export type Cursor = { kind: 'latest' } | { kind: 'before'; id: number } | { kind: 'after'; id: number };
+
+/** Clients see their conversation without user system messages; Services see all of it. */
+export type Audience = 'client' | 'service';
+
+const typeFilter = (audience: Audience) => (audience === 'client' ? { typeId: CLIENT_VISIBLE } : {});
+
+/** Newest first. `after` pages take the messages right after the id, so a client can catch up in order. */
+export async function listMessages(
+  em: EntityManager,
+  userId: number,
+  cursor: Cursor,
+  limit: number,
+  audience: Audience = 'client',
+): Promise<Message[]> {
+  if (cursor.kind === 'after') {
+    const rows = await em.find(
+      MessageSchema,
+      { userId, ...typeFilter(audience), id: { $gt: cursor.id } },
+      { orderBy: { id: 'asc' }, limit },
+    );
+    return rows.reverse();
+  }
+  return em.find(
+    MessageSchema,
+    { userId, ...typeFilter(audience), ...(cursor.kind === 'before' ? { id: { $lt: cursor.id } } : {}) },
+    { orderBy: { id: 'desc' }, limit },
+  );
+}
+
+async function hasOlderMessages(em: EntityManager, userId: number, id: number, audience: Audience): Promise<boolean> {
+  return (await em.count(MessageSchema, { userId, ...typeFilter(audience), id: { $lt: id } })) > 0;
+}
+
+export interface MessagePage {
+  /** Newest first. */
+  rows: Message[];
+  /** The oldest id of the page when older messages exist (the cursor for the next page), else null. */
+  olderThan: number | null;
+}
+
+/** One page of a conversation, and whether there is more before it: what every API pages with. */
+export async function messagePage(
+  em: EntityManager,
+  userId: number,
+  cursor: Cursor,
+  limit: number,
+  audience: Audience = 'client',
+): Promise<MessagePage> {
+  const rows = await listMessages(em, userId, cursor, limit, audience);
+  const oldest = rows[rows.length - 1];
+  const older = oldest ? await hasOlderMessages(em, userId, oldest.id, audience) : false;
+  return { rows, olderThan: older && oldest ? oldest.id : null };
+}
+
+export async function findMessage(em: EntityManager, userId: number, id: number): Promise<Message | null> {
+  return em.findOne(MessageSchema, { id, userId, typeId: CLIENT_VISIBLE });
+}
+
+/** Agent messages the user has not seen yet (status below 4). */
+export async function unseenAgentMessages(em: EntityManager, userId: number): Promise<number[]> {
+  const rows = await em.find(
+    MessageSchema,
+    { userId, typeId: MessageType.agent, status: { $lt: MessageStatusValue.seen } },
+    { orderBy: { id: 'asc' }, fields: ['id'] },
+  );
+  return rows.map((m) => m.id);
+}
+
+/**
+ * Raises the status of the caller's own messages (2 available → 3 received → 4 seen; never
+ * lowered). All or nothing: returns null, changing nothing, if an id is not in the conversation.
+ */
+export async function raiseStatus(
+  em: EntityManager,
+  userId: number,
+  ids: number[],
+  status: 2 | 3 | 4,
+): Promise<Message[] | null> {
+  return em.transactional(async (tx) => {
+    const unique = [...new Set(ids)];
+    const messages = await tx.find(MessageSchema, { id: { $in: unique }, userId });
+    if (messages.length !== unique.length) return null;
+    for (const message of messages) {
+      if (message.status < status) message.status = status;
+    }
+    notify(tx, { kind: 'messageStatus', userId, messages: messages.map((m) => ({ id: m.id, status: m.status })) });
+    return messages;
+  });
+}

@@ -1,0 +1,60 @@
+// The one way a change reaches connected sockets. Whoever changes a conversation records a
+// notice on the transaction that makes the change (`notify`); once that transaction commits,
+// the notices are handed to the gateway, in the order they were recorded. A transaction that
+// rolls back takes its notices with it, so sockets never hear of a change that did not happen,
+// and no route or socket handler has to remember to publish.
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { AgentSnapshot, Message } from '../db/entities/index.ts';
+
+/** What one node tells all nodes (itself included) about a conversation. */
+export type Notice =
+  | {
+      kind: 'message';
+      userId: number;
+      messageId: number;
+      prevId: number | null;
+      /** The row as written, for this node's sockets; other nodes get the ids only. */
+      message?: Message;
+    }
+  | { kind: 'agent'; userId: number; agent: AgentSnapshot | null }
+  | {
+      kind: 'agentTyping';
+      userId: number;
+      agent: AgentSnapshot;
+      isTyping: boolean;
+      /** While typing, the Unix time in seconds until which it lasts (the agent object's `isTyping`); else null. */
+      typingUntil: number | null;
+    }
+  | { kind: 'messageStatus'; userId: number; messages: Array<{ id: number; status: number }> }
+  | { kind: 'merged'; fromUserId: number; toUserId: number };
+
+/** Notices recorded per transaction (its EntityManager fork), until it commits. */
+const recorded = new WeakMap<object, Notice[]>();
+
+/** Records a notice on the transaction `em` belongs to; it goes out once that commits. */
+export function notify(em: EntityManager, ...notices: Notice[]): void {
+  if (!em.isInTransaction()) throw new Error('notify() needs the transaction that makes the change');
+  const list = recorded.get(em) ?? [];
+  list.push(...notices);
+  recorded.set(em, list);
+}
+
+/** The message notice of a written message. */
+export function messageNotice(message: Message, prevId: number | null): Notice {
+  return { kind: 'message', userId: message.userId, messageId: message.id, prevId, message };
+}
+
+/** Hands every committed transaction's notices to the gateway; call once at start. */
+export function publishAfterCommit(orm: MikroORM, gateway: { publish(notice: Notice): void }): void {
+  orm.em.getEventManager().registerSubscriber({
+    afterTransactionCommit: ({ em }) => {
+      const notices = recorded.get(em);
+      if (!notices) return;
+      recorded.delete(em);
+      for (const notice of notices) gateway.publish(notice);
+    },
+    afterTransactionRollback: ({ em }) => {
+      recorded.delete(em);
+    },
+  });
+}

@@ -1,0 +1,34 @@
+// PUT /users/{userId}/owner: a Service hands a user to another Service of the account. Only a
+// real change is announced, to the old and to the new owner, as a changeOwner action.
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
+import { enqueue } from '../deliveries/outbox.ts';
+import { notFound } from '../errors.ts';
+import { changeOwnerPayload } from '../presenters/webhook-payloads.ts';
+
+export async function changeOwner(
+  em: EntityManager,
+  input: { account: Account; initiatedBy: Service; userId: number; newOwnerIdentification: string },
+): Promise<{ user: User; changed: boolean }> {
+  return em.transactional(async (tx) => {
+    // Locked, so two changes at once announce two consistent transitions, not two from the same owner.
+    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const newOwner = await tx.findOne(ServiceSchema, {
+      identification: input.newOwnerIdentification,
+      accountId: input.account.id,
+    });
+    if (!newOwner) throw notFound('service_not_found');
+    if (newOwner.id === user.ownerServiceId) return { user, changed: false };
+    const oldOwner = await tx.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
+    user.ownerServiceId = newOwner.id;
+    await tx.flush();
+    await enqueue(tx, {
+      kind: 'action',
+      payload: changeOwnerPayload({ account: input.account, user, oldOwner, newOwner, initiatedBy: input.initiatedBy }),
+      recipients: [oldOwner.id, newOwner.id],
+      orderingKey: user.id,
+    });
+    return { user, changed: true };
+  });
+}

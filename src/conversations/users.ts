@@ -1,0 +1,120 @@
+// Chat users: anonymous ones (one device, no identifier) and registered ones (known by the
+// uniqueIdentifier a customer's backend put in the authorization header), and the row lock
+// every statement on a conversation runs under.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UserSchema, type Account, type AgentSnapshot, type User } from '../db/entities/index.ts';
+import { pgIntArray } from '../db/pg-arrays.ts';
+import { AppError, conflict } from '../errors.ts';
+import { customerLock, lockName } from './locks.ts';
+
+export function ownerFor(account: Account): number {
+  if (account.defaultServiceId == null) throw conflict('account_has_no_service');
+  return account.defaultServiceId;
+}
+
+/** A merged anonymous id is a tombstone: callers are told the id the conversation lives on under. */
+export function refuseMerged(user: Pick<User, 'mergedIntoUserId'>): void {
+  if (user.mergedIntoUserId != null) throw new AppError(409, 'user_merged', [], { userId: user.mergedIntoUserId });
+}
+
+export function createAnonymousUser(em: EntityManager, account: Account, info: Record<string, unknown> | null): User {
+  return em.create(UserSchema, {
+    accountId: account.id,
+    kind: 'anonymous',
+    uniqueIdentifier: null,
+    additionalInformation: info,
+    ownerServiceId: ownerFor(account),
+    currentAgent: null,
+    agentTyping: null,
+    agentTypingUntil: null,
+    mergedIntoUserId: null,
+  });
+}
+
+export type RegisteredDefaults = Partial<Pick<User, 'ownerServiceId' | 'currentAgent' | 'additionalInformation'>>;
+
+/**
+ * The registered user with this identifier, or null. Takes the customer's name lock, held to
+ * the end of the transaction: a user the caller then creates (createRegisteredUser) is the only one.
+ */
+export async function findRegisteredUser(em: EntityManager, account: Account, uniqueIdentifier: string): Promise<User | null> {
+  await lockName(em, customerLock(account.id, uniqueIdentifier));
+  return em.findOne(UserSchema, { accountId: account.id, uniqueIdentifier });
+}
+
+/** After findRegisteredUser found none, in the same transaction. */
+export async function createRegisteredUser(
+  em: EntityManager,
+  account: Account,
+  uniqueIdentifier: string,
+  defaults: RegisteredDefaults,
+): Promise<User> {
+  const user = em.create(UserSchema, {
+    accountId: account.id,
+    kind: 'registered',
+    uniqueIdentifier,
+    additionalInformation: defaults.additionalInformation ?? null,
+    ownerServiceId: defaults.ownerServiceId ?? ownerFor(account),
+    currentAgent: defaults.currentAgent ?? null,
+    agentTyping: null,
+    agentTypingUntil: null,
+    mergedIntoUserId: null,
+  });
+  await em.flush();
+  return user;
+}
+
+/** The user a message was written to, as it stood under the lock: what its delivery needs. */
+export interface LockedUser extends Pick<User, 'id' | 'accountId' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'> {
+  mergedIntoUserId: number | null;
+}
+
+interface UserRow {
+  id: number;
+  account_id: number;
+  owner_service_id: number;
+  unique_identifier: string | null;
+  additional_information: Record<string, unknown> | null;
+  merged_into_user_id: number | null;
+}
+
+/** Locks the users (in id order, so two writers never wait on each other in a cycle); absent ones are left out. */
+export async function lockUsers(em: EntityManager, ids: readonly number[]): Promise<Map<number, LockedUser>> {
+  const rows = await em.getConnection().execute<UserRow[]>(
+    `select id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id
+     from users where id = any(?::int[]) order by id for update`,
+    [pgIntArray([...new Set(ids)].sort((a, b) => a - b))],
+    'all',
+    em.getTransactionContext(),
+  );
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        id: r.id,
+        accountId: r.account_id,
+        ownerServiceId: r.owner_service_id,
+        uniqueIdentifier: r.unique_identifier,
+        additionalInformation: r.additional_information,
+        mergedIntoUserId: r.merged_into_user_id,
+      },
+    ]),
+  );
+}
+
+/**
+ * Each user's agent becomes its current one and its agent typing ends (an agent message was
+ * written, under the users' locks); answers each user's current agent from before.
+ */
+export async function setCurrentAgents(tx: EntityManager, agents: ReadonlyMap<number, AgentSnapshot>): Promise<Array<{ id: number; before: AgentSnapshot | null }>> {
+  return tx.getConnection().execute<Array<{ id: number; before: AgentSnapshot | null }>>(
+    `update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
+     from (select o.id, o.current_agent as before, v.agent
+           from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
+     where u.id = v.id
+     returning u.id, v.before`,
+    [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
+    'all',
+    tx.getTransactionContext(),
+  );
+}

@@ -1,0 +1,11 @@
+// A doubled slash routes like one: the Android library appends `paging.before`
+// (`/messages/before:N`) to a base URL that ends in a slash (`…/clientApi/v1.9/`).
+import type { Middleware } from 'koa';
+import type { AppContextExtras, AppState } from '../types.ts';
+
+export function collapseSlashes(): Middleware<AppState, AppContextExtras> {
+  return async (ctx, next) => {
+    if (ctx.path.includes('//')) ctx.path = ctx.path.replace(/\/{2,}/g, '/');
+    await next();
+  };
+}

@@ -1,0 +1,40 @@
+// PUT /adminApi/accounts/{id}/default-service: an operator picks the account's default Service
+// (the owner of users created from now on). A real change is announced to every Service of the
+// account as a changeDefaultService action.
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AccountSchema, ServiceSchema, type Account } from '../db/entities/index.ts';
+import { enqueue } from '../deliveries/outbox.ts';
+import { conflict, notFound } from '../errors.ts';
+import { changeDefaultServicePayload } from '../presenters/webhook-payloads.ts';
+
+export async function changeDefaultService(
+  em: EntityManager,
+  input: { accountId: number; serviceIdentification: string; operatorIdentifier: string },
+): Promise<{ account: Account; changed: boolean }> {
+  return em.transactional(async (tx) => {
+    const account = await tx.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!account) throw notFound('account_not_found');
+    const services = await tx.find(ServiceSchema, { accountId: account.id }, { orderBy: { id: 'asc' } });
+    const next = services.find((s) => s.identification === input.serviceIdentification);
+    if (!next) throw notFound('service_not_found');
+    if (next.id === account.defaultServiceId) return { account, changed: false };
+    const previous = services.find((s) => s.id === account.defaultServiceId);
+    // Every account with a Service has a default (the first Service becomes it).
+    if (!previous) throw conflict('no_default_service');
+    account.defaultServiceId = next.id;
+    await tx.flush();
+    await enqueue(tx, {
+      kind: 'action',
+      payload: changeDefaultServicePayload({
+        account,
+        oldDefault: previous,
+        newDefault: next,
+        initiatedBy: input.operatorIdentifier,
+      }),
+      recipients: services.map((s) => s.id),
+      orderingKey: null,
+    });
+    return { account, changed: true };
+  });
+}
