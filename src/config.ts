@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { isAddressOrCidr } from './addresses.ts';
 
 const booleanLike = z.union([
   z.boolean(),
@@ -17,6 +18,11 @@ const secondsList = z.union([
     .transform((s) => s.split(',').map((part) => Number(part.trim())))
     .pipe(z.array(z.number().nonnegative().finite()).min(1)),
 ]);
+
+/** Addresses and CIDR blocks, as a JSON list or a comma-separated string (PALAVER_TRUSTED_PROXIES). */
+const addressList = z
+  .union([z.array(z.string()), z.string().transform((s) => s.split(',').map((part) => part.trim()).filter(Boolean))])
+  .pipe(z.array(z.string().refine(isAddressOrCidr, 'must be an IP address or a CIDR block (10.0.0.0/8)')));
 
 const postgresUrl = z
   .string()
@@ -34,10 +40,14 @@ const schema = z.object({
     .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// or rediss:// URL')
     .optional(),
   dataDir: z.string().min(1),
+  /** Proxies whose X-Forwarded-For is believed (addresses.ts); none by default: the TCP peer is the client. */
+  trustedProxies: addressList,
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   http: z.object({
     jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
     requestTimeoutMs: z.coerce.number().int().positive(),
+    /** Open connections one client address may hold (slow clients included); trusted proxies are not counted. */
+    maxConnectionsPerAddress: z.coerce.number().int().positive(),
   }),
   shutdownTimeoutMs: z.coerce.number().int().positive(),
   admin: z.object({
@@ -49,6 +59,20 @@ const schema = z.object({
       points: z.coerce.number().int().positive(),
       durationSeconds: z.coerce.number().int().positive(),
     }),
+    /** Login attempts per client address (any email) per window. */
+    loginAddressRateLimit: z.object({
+      points: z.coerce.number().int().positive(),
+      durationSeconds: z.coerce.number().int().positive(),
+    }),
+  }),
+  /** Uploads (Client and Service API): a storage quota per account, and the sweeper of unsent uploads. */
+  media: z.object({
+    /** The sum of an account's upload sizes may not pass this (413 storage_quota_exceeded). */
+    storageQuotaBytes: z.coerce.number().int().positive(),
+    /** An upload no message refers to is deleted (row and file) once this old. */
+    unreferencedTtlSeconds: z.coerce.number().int().positive(),
+    /** How often each node sweeps. */
+    sweepIntervalSeconds: z.coerce.number().positive(),
   }),
   webhooks: z.object({
     allowPrivate: booleanLike,
@@ -82,8 +106,21 @@ const schema = z.object({
       points: z.coerce.number().int().positive(),
       durationSeconds: z.coerce.number().int().positive(),
     }),
+    /** The same writes per client address (every device and account behind it together) per window. */
+    addressRateLimit: z.object({
+      points: z.coerce.number().int().positive(),
+      durationSeconds: z.coerce.number().int().positive(),
+    }),
+    /** Open sockets per client address on one node; more are refused (too_many_connections). */
+    maxSocketsPerAddress: z.coerce.number().int().positive(),
   }),
   demo: booleanLike,
+  metrics: z
+    .object({
+      /** Set: GET /metrics needs `Authorization: Bearer <token>`. Unset (the default): /metrics is open. */
+      token: z.string().min(16, 'must be at least 16 characters').optional(),
+    })
+    .default({}),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -95,6 +132,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['DATABASE_URL', ['databaseUrl']],
   ['REDIS_URL', ['redisUrl']],
   ['PALAVER_DATA_DIR', ['dataDir']],
+  ['PALAVER_TRUSTED_PROXIES', ['trustedProxies']],
   ['LOG_LEVEL', ['logLevel']],
   ['PALAVER_ADMIN_EMAIL', ['admin', 'email']],
   ['PALAVER_ADMIN_PASSWORD', ['admin', 'password']],
@@ -103,6 +141,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_WEBHOOK_TIMEOUT_MS', ['webhooks', 'timeoutMs']],
   ['PALAVER_DELIVERY_WORKER', ['webhooks', 'enabled']],
   ['PALAVER_DEMO', ['demo']],
+  ['PALAVER_METRICS_TOKEN', ['metrics', 'token']],
 ];
 
 export class ConfigError extends Error {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/orm.ts';
 import type { Logger } from './logger.ts';
@@ -30,8 +31,16 @@ export interface AppDeps {
   /** Who is calling the Client API (REST and sockets). */
   callers: ClientCallers;
   media: MediaStorage;
+  /** Client API writes per device. */
   writeLimiter: RateLimiterAbstract;
+  /** Client API writes per client address (addresses.ts). */
+  addressWriteLimiter: RateLimiterAbstract;
   /** The Socket.IO gateway: REST changes are published to sockets through it, after commit. */
   realtime: Gateway;
+  /** Admin logins per email. */
   loginLimiter: RateLimiterAbstract;
+  /** Admin logins per client address. */
+  loginAddressLimiter: RateLimiterAbstract;
+  /** Whose X-Forwarded-For is believed: the client address of requests and socket handshakes. */
+  trustedProxies: TrustedProxies;
 }

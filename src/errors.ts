@@ -59,7 +59,8 @@ function fromDatabase(err: unknown): AppError | undefined {
   if (code === '23505') return new AppError(409, 'already_exists');
   // A reference to something that does not exist (say, a grant on an unknown account).
   if (code === '23503') return new AppError(422, 'invalid_reference');
-  if (code.startsWith('22')) return badRequest('invalid_value');
+  // A value no column takes (a NUL, a number out of range): the input's fault, like any invalid field.
+  if (code.startsWith('22')) return new AppError(422, 'invalid_value');
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 // Rate limits (per-device writes of the Client API over REST and sockets, admin logins): in
 // memory on one node, in Redis when REDIS_URL is set (so every node counts together). If Redis
-// fails, an in-memory limiter stands in rather than letting every write through or refusing
-// them all.
+// fails, an in-memory limiter of this node stands in rather than letting every write through or
+// refusing them all.
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { tooManyRequests } from './errors.ts';
@@ -11,11 +11,36 @@ export interface Limits {
   durationSeconds: number;
 }
 
-export function createLimiter(name: string, options: Limits, redis: Redis | undefined): RateLimiterAbstract {
+/** The insurance of a Redis limiter: rate-limiter-flexible calls it only when Redis failed. */
+class FallbackMemoryLimiter extends RateLimiterMemory {
+  constructor(
+    options: ConstructorParameters<typeof RateLimiterMemory>[0],
+    private readonly onFallback: () => void,
+  ) {
+    super(options);
+  }
+
+  override consume(...args: Parameters<RateLimiterMemory['consume']>): Promise<RateLimiterRes> {
+    this.onFallback();
+    return super.consume(...args);
+  }
+}
+
+/**
+ * With Redis, every call Redis cannot answer (down, reconnecting, a command that failed) is
+ * answered from this node's memory instead, at once while the client is not ready: it never
+ * rejects for Redis's sake, and `onFallback` hears of each such call.
+ */
+export function createLimiter(
+  name: string,
+  options: Limits,
+  redis: Redis | undefined,
+  onFallback: (limiter: string) => void = () => undefined,
+): RateLimiterAbstract {
   const limits = { points: options.points, duration: options.durationSeconds, keyPrefix: `palaver:${name}` };
-  const memory = new RateLimiterMemory(limits);
-  if (!redis) return memory;
-  return new RateLimiterRedis({ ...limits, storeClient: redis, insuranceLimiter: memory });
+  if (!redis) return new RateLimiterMemory(limits);
+  const memory = new FallbackMemoryLimiter(limits, () => onFallback(name));
+  return new RateLimiterRedis({ ...limits, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
 }
 
 /** Takes one point for `key`, or answers 429 too_many_requests with Retry-After. */
@@ -31,4 +56,17 @@ export async function consumeOrRefuse(limiter: RateLimiterAbstract, key: string)
 /** Writes are counted per device, over REST and sockets alike. */
 export function writeLimitKey(accountId: number, deviceId: string): string {
   return `${accountId}:${deviceId}`;
+}
+
+/**
+ * One write of the Client API: a point of the client address (every device and account behind
+ * it together, so fresh devices do not buy fresh points) and one of the device.
+ */
+export async function consumeWrite(
+  limiters: { addressWriteLimiter: RateLimiterAbstract; writeLimiter: RateLimiterAbstract },
+  deviceKey: string,
+  address: string,
+): Promise<void> {
+  await consumeOrRefuse(limiters.addressWriteLimiter, address);
+  await consumeOrRefuse(limiters.writeLimiter, deviceKey);
 }

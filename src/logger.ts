@@ -1,17 +1,63 @@
+import { DriverException } from '@mikro-orm/core';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 
 export type { Logger };
 
+/** The fields of a database error that name what failed without carrying anyone's data. */
+const DATABASE_ERROR_FIELDS = ['code', 'routine', 'constraint', 'table', 'column', 'schema', 'severity'] as const;
+
+/** A PostgreSQL (pg, PGlite) error, or MikroORM's wrapping of one: a SQLSTATE and where it came from. */
+function isDatabaseError(err: unknown): err is Error & Record<string, unknown> {
+  if (err instanceof DriverException) return true;
+  if (!(err instanceof Error)) return false;
+  const e = err as Error & Record<string, unknown>;
+  return typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && (typeof e.routine === 'string' || typeof e.severity === 'string');
+}
+
+/**
+ * Database errors' messages hold the statement with its parameters, their `detail` the values
+ * (a message's text, an email): logged as ids and codes only, with the stack's frames.
+ */
+function databaseError(err: Error & Record<string, unknown>): Record<string, unknown> {
+  const safe: Record<string, unknown> = { type: err.constructor.name };
+  for (const field of DATABASE_ERROR_FIELDS) if (typeof err[field] === 'string') safe[field] = err[field];
+  const frames = (err.stack ?? '').split('\n').filter((line) => line.startsWith('    at '));
+  const code = typeof err.code === 'string' ? err.code : '';
+  safe.stack = [`${err.constructor.name} [${code}]`, ...frames].join('\n');
+  return safe;
+}
+
+function chainHasDatabaseError(err: unknown, depth = 0): boolean {
+  if (depth > 8 || !(err instanceof Error)) return false;
+  return isDatabaseError(err) || chainHasDatabaseError(err.cause, depth + 1);
+}
+
+/** pino's error serializer, except that database errors, also as causes, lose their SQL and values. */
+export function serializeError(err: unknown, depth = 0): unknown {
+  if (isDatabaseError(err)) return databaseError(err);
+  if (depth > 8 || !(err instanceof Error) || !chainHasDatabaseError(err.cause)) return pino.stdSerializers.err(err as Error);
+  const e = err as Error & Record<string, unknown>;
+  return {
+    type: err.constructor.name,
+    message: err.message,
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    stack: err.stack,
+    cause: serializeError(err.cause, depth + 1),
+  };
+}
+
 /**
  * Structured JSON logs, on stdout for the server; command-line tools pass fd 2 so their
- * stdout stays clean for results. Secrets never reach the logs (see the redact list).
+ * stdout stays clean for results. Secrets never reach the logs (see the redact list), nor do
+ * the values of failed statements (serializeError: database errors as codes, not SQL).
  */
 export function createLogger(config: Pick<Config, 'logLevel'>, fd: 1 | 2 = 1): Logger {
   return pino(
     {
       level: config.logLevel,
       base: { service: 'palaver' },
+      serializers: { err: serializeError },
       redact: {
         paths: ['req.headers.authorization', 'password', 'token', 'apiKey', 'signingSecret'],
         censor: '[redacted]',

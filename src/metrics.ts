@@ -10,6 +10,8 @@ export interface Metrics {
   deliveryAttemptSeconds: Histogram<'outcome'>;
   /** Messages per group-committed transaction, by writer (client, agent). */
   messageBatchSize: Histogram<'writer'>;
+  /** Rate-limit calls answered from this node's memory because Redis failed, by limiter. */
+  redisFallbacks: Counter<'limiter'>;
 }
 
 /** `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all nodes. */
@@ -43,6 +45,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [registry],
   });
+  const redisFallbacks = new Counter({
+    name: 'palaver_redis_fallbacks_total',
+    help: 'Rate-limit calls answered from this node\'s memory because Redis was unavailable, by limiter',
+    labelNames: ['limiter'] as const,
+    registers: [registry],
+  });
   new Gauge({
     name: 'palaver_deliveries_pending',
     help: 'Deliveries waiting to be sent or retried (all nodes)',
@@ -51,5 +59,5 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(await pendingDeliveries());
     },
   });
-  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, messageBatchSize };
+  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, messageBatchSize, redisFallbacks };
 }

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
+import { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase } from './db/orm.ts';
 import type { AppDeps } from './deps.ts';
@@ -20,6 +21,8 @@ import { TypingTimeouts } from './conversations/events.ts';
 import { publishAfterCommit } from './conversations/notices.ts';
 import { createLimiter } from './limits.ts';
 import { DiskMediaStorage } from './media/storage.ts';
+import { MediaSweeper } from './media/sweeper.ts';
+import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { Gateway } from './realtime/gateway.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
 
@@ -32,10 +35,31 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-async function connectRedis(url: string, logger: Logger): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
-  await redis.connect();
+/**
+ * Redis is an optimisation, never required: the client is not awaited at start (a node starts
+ * and serves while Redis is down), connects in the background and reconnects forever, backing
+ * off up to 2 s between attempts. A command sent while it is away fails after two reconnection
+ * attempts instead of waiting; each user of Redis handles that (limits.ts, the gateway).
+ */
+function createRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  // One warning per outage, not one per reconnection attempt.
+  let warned = false;
+  redis.on('error', (err: Error) => {
+    if (warned) return logger.debug({ err: err.message }, 'redis error');
+    warned = true;
+    logger.warn({ err: err.message }, 'redis unavailable: rate limits in memory, notices to this node only, until it is back');
+  });
+  redis.on('ready', () => {
+    if (warned) logger.info('redis connected again');
+    warned = false;
+  });
+  // The first attempt's failure is only logged: retryStrategy goes on trying.
+  redis.connect().catch(() => undefined);
   return redis;
 }
 
@@ -45,18 +69,39 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   try {
     await migrate(db, logger);
     const demo = await bootstrap(db.orm.em.fork(), config, logger);
-    redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+    redis = config.redisUrl ? createRedis(config.redisUrl, logger) : undefined;
     const metrics = createMetrics(() => countPending(db.orm.em.fork()));
+    // A rate-limit call answered from memory because Redis failed: counted, and warned of once a minute.
+    let fallbackWarnedAt = 0;
+    const redisFallback = (limiter: string) => {
+      metrics.redisFallbacks.inc({ limiter });
+      if (Date.now() - fallbackWarnedAt < 60_000) return;
+      fallbackWarnedAt = Date.now();
+      logger.warn({ limiter }, 'rate limits fall back to this node\'s memory: redis unavailable');
+    };
     const worker = config.webhooks.enabled
       ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, logger, metrics })
       : undefined;
     const em = () => db.orm.em.fork();
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
-    const writeLimiter = createLimiter('writes', config.client.rateLimit, redis);
+    const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
+    const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
+    const trustedProxies = new TrustedProxies(config.trustedProxies);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
-    const realtime = new Gateway({ em, logger, redis, typing, writeLimiter, messages, callers });
+    const realtime = new Gateway({
+      em,
+      logger,
+      redis,
+      typing,
+      writeLimiter,
+      addressWriteLimiter,
+      trustedProxies,
+      maxSocketsPerAddress: config.client.maxSocketsPerAddress,
+      messages,
+      callers,
+    });
     publishAfterCommit(db.orm, realtime);
     const deps: AppDeps = {
       config,
@@ -71,11 +116,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       callers,
       media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
       writeLimiter,
-      loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis),
+      addressWriteLimiter,
+      loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis, redisFallback),
+      loginAddressLimiter: createLimiter('login-addresses', config.admin.loginAddressRateLimit, redis, redisFallback),
+      trustedProxies,
       realtime,
     };
     const app = createApp(deps);
     const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, app.callback());
+    capConnectionsPerAddress(http, { max: config.http.maxConnectionsPerAddress, trustedProxies, logger });
     realtime.attach(http);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -84,6 +133,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const { port } = http.address() as AddressInfo;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     worker?.start();
+    const sweeper = new MediaSweeper(em, deps.media, {
+      unreferencedTtlSeconds: config.media.unreferencedTtlSeconds,
+      intervalSeconds: config.media.sweepIntervalSeconds,
+    }, logger);
+    sweeper.start();
     logger.info({ port, embeddedDatabase: db.embedded }, 'palaver listening');
 
     let closing: Promise<void> | undefined;
@@ -98,6 +152,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await agentMessages.drain();
         // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.
         await worker?.stop();
+        await sweeper.stop();
         redis?.disconnect();
         await db.close();
         logger.info('palaver stopped');

@@ -21,7 +21,11 @@ describe('migrations', function () {
       type Row = { value: string };
       const query = (sql: string) => nodes[0].deps.db.orm.em.fork().getConnection().execute<Row[]>(sql);
       const migrations = await query('select name as value from mikro_orm_migrations');
-      expect(migrations.map((r) => r.value)).to.deep.equal(['Migration20261121000000_initial', 'Migration20261201000000_message_content']);
+      expect(migrations.map((r) => r.value)).to.deep.equal([
+        'Migration20261121000000_initial',
+        'Migration20261201000000_message_content',
+        'Migration20261215000000_deliveries_read',
+      ]);
       const operators = await query('select email as value from operators');
       expect(operators.map((r) => r.value)).to.deep.equal(['race@palaver.test']);
       await Promise.all(nodes.map((n) => n.close()));

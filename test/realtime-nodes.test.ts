@@ -6,97 +6,16 @@
 //
 // Needs PostgreSQL (TEST_DATABASE_URL) and Redis (TEST_REDIS_URL, as in CI's PostgreSQL step;
 // the test starts a redis-server of its own on another port, so that it can stop it).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
 import { startProcess, type ServerProcess } from './support/process.ts';
 import { Receiver } from './support/receiver.ts';
+import { freePort, TestRedis } from './support/redis.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { Widget } from './support/widget.ts';
 
 const ADMIN = { email: 'nodes@palaver.test', password: 'three nodes password' };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** A Redis of this test's own, so that it can be stopped and started. */
-class TestRedis {
-  private process: ChildProcess | undefined;
-  /** One connection kept open: it still works while new connections are refused (maxclients). */
-  private adminClient: Redis | undefined;
-  constructor(readonly port: number) {}
-
-  admin(): Redis {
-    if (!this.adminClient) {
-      this.adminClient = new Redis(this.url, { maxRetriesPerRequest: 1 });
-      this.adminClient.on('error', () => undefined);
-    }
-    return this.adminClient;
-  }
-
-  /** The connections that are subscribed (one Socket.IO adapter subscriber per node). */
-  async subscribers(): Promise<number> {
-    const list = String(await this.admin().call('CLIENT', 'LIST', 'TYPE', 'pubsub')).trim();
-    return list === '' ? 0 : list.split('\n').length;
-  }
-
-  /**
-   * Cuts every subscriber off and keeps them off (new connections are refused while the others
-   * stay): what the nodes publish meanwhile reaches no node, as during an outage, but without
-   * the publishers' connections going down.
-   */
-  async cutSubscribers(): Promise<number> {
-    const clients = String(await this.admin().call('CLIENT', 'LIST')).trim().split('\n').length;
-    const subscribers = await this.subscribers();
-    await this.admin().call('CONFIG', 'SET', 'maxclients', String(clients - subscribers));
-    return Number(await this.admin().call('CLIENT', 'KILL', 'TYPE', 'pubsub'));
-  }
-
-  async admitClients(): Promise<void> {
-    await this.admin().call('CONFIG', 'SET', 'maxclients', '10000');
-  }
-
-  get url() {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.process = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
-    for (let i = 0; i < 100; i++) {
-      const up = await new Promise<boolean>((resolve) => {
-        const probe = spawn('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'ignore' });
-        probe.on('exit', (code) => resolve(code === 0));
-      });
-      if (up) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('redis-server did not start');
-  }
-
-  async stop(): Promise<void> {
-    const client = this.adminClient;
-    this.adminClient = undefined;
-    client?.disconnect();
-    const proc = this.process;
-    // Killed before (exitCode stays null after a signal) or never started: nothing to wait for.
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      proc.once('exit', () => resolve());
-      proc.kill('SIGKILL');
-    });
-  }
-}
 
 // Skipped, with the reason in its title, where there is no PostgreSQL and Redis to run on;
 // CI's PostgreSQL step (.ci/run) sets both.
@@ -245,7 +164,8 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
       during.push(answer.body.data.id);
     }
     const ready = await client(onNode(0)).get<{ checks: Record<string, string> }>('/readyz');
-    expect(ready.status, 'readiness reports the outage').to.equal(503);
+    expect(ready.status, 'readiness reports the outage but keeps the node in').to.equal(200);
+    expect(ready.body.data.checks.redis).to.equal('degraded');
     // An outage of seconds, not of the few milliseconds the writes took: longer than a Redis
     // client keeps a command it could not send (ioredis gives up after maxRetriesPerRequest
     // reconnection attempts, about 0.3 s here), so node A's notices are given up, not sent late.

@@ -38,6 +38,9 @@ export async function openDatabase(
       allowGlobalContext: false,
       debug: false,
       logger: (message) => logger.debug({ orm: true }, message),
+      // knex's own lines (a pooled pg connection that failed or ended: "Connection Error: …")
+      // go through the logger instead of console.log.
+      driverOptions: { log: knexLog(logger) },
     });
     return {
       orm,
@@ -54,6 +57,17 @@ export async function openDatabase(
   }
 }
 
+/** knex's logger hooks (its Logger calls console.log unless given these). */
+function knexLog(logger: Logger): Record<'debug' | 'warn' | 'error' | 'deprecate', (message: unknown) => void> {
+  const line = (message: unknown) => (typeof message === 'string' ? message : JSON.stringify(message));
+  return {
+    debug: (message) => logger.debug({ db: 'knex' }, line(message)),
+    warn: (message) => logger.warn({ db: 'knex' }, line(message)),
+    error: (message) => logger.error({ db: 'knex' }, line(message)),
+    deprecate: (message) => logger.debug({ db: 'knex' }, line(message)),
+  };
+}
+
 // Any fixed number; it names "Palaver migrations" among the advisory locks of the database.
 const MIGRATION_LOCK = 7_301_990;
 
@@ -64,6 +78,9 @@ const MIGRATION_LOCK = 7_301_990;
  */
 export async function migrate(db: Database, logger: Logger): Promise<void> {
   const lock = db.embedded ? undefined : new pg.Client({ connectionString: db.url });
+  // A session lost while it waits: logged; the query in flight fails on its own. Unhandled, the
+  // 'error' event would end the process.
+  lock?.on('error', (err) => logger.warn({ err }, 'database: migration lock connection failed'));
   try {
     await lock?.connect();
     await lock?.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);

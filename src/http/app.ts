@@ -1,4 +1,5 @@
-// The Koa application: one chain for every request, top to bottom: request id → access log
+// The Koa application: one chain for every request, top to bottom: client address (only
+// trusted proxies' X-Forwarded-For) → request id → access log
 // → doubled slashes collapsed → CORS (Client API) → error envelope → body parsing → ORM
 // request context → routers → unmatched (404 or 405). CORS sits outside the error envelope so that
 // errors carry its headers too, and a browser can read why a call failed.
@@ -10,6 +11,7 @@ import { healthRouter } from '../api/health.ts';
 import { clientRouters, isClientApiPath } from '../api/client/routers.ts';
 import { serviceRouters } from '../api/service/routers.ts';
 import { accessLog } from './middleware/access-log.ts';
+import { clientAddress } from './middleware/client-address.ts';
 import { jsonBody } from './middleware/body.ts';
 import { clientCors } from './middleware/cors.ts';
 import { collapseSlashes } from './middleware/slashes.ts';
@@ -24,11 +26,13 @@ export function routers(deps: Pick<AppDeps, 'config'>): AppRouter[] {
 }
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
-  const app = new Koa<AppState, AppContextExtras>({ proxy: true });
+  // X-Forwarded-* are believed only from trusted proxies; ctx.ip is set by clientAddress().
+  const app = new Koa<AppState, AppContextExtras>({ proxy: deps.config.trustedProxies.length > 0 });
   app.context.deps = deps;
   // Errors are answered by errorHandler; Koa's own printing would only duplicate them.
   app.silent = true;
 
+  app.use(clientAddress(deps.trustedProxies));
   app.use(requestContext());
   app.use(accessLog());
   app.use(collapseSlashes());

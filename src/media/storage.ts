@@ -1,12 +1,14 @@
 // Where uploaded bytes live. The database row says whose a file is; storage only keeps bytes.
 // A small interface so that an object store can stand in for the disk later.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface MediaStorage {
   put(accountId: number, filePath: string, bytes: Buffer): Promise<void>;
   /** null when there is no such file. */
   get(accountId: number, filePath: string): Promise<Buffer | null>;
+  /** Gone afterwards; a file already gone is no error. */
+  delete(accountId: number, filePath: string): Promise<void>;
 }
 
 /** Files under <root>/<accountId>/<year>/<month>/<day>/<file>; written to a temporary name, then renamed. */
@@ -27,6 +29,14 @@ export class DiskMediaStorage implements MediaStorage {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
+    }
+  }
+
+  async delete(accountId: number, filePath: string): Promise<void> {
+    try {
+      await unlink(this.resolve(accountId, filePath));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
 

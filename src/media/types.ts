@@ -102,12 +102,25 @@ function isPlainText(bytes: Buffer): boolean {
   return !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
 }
 
-/** The type Palaver keeps the upload as, or null when it is not one the clients render. */
+/**
+ * file-type's guess; 'undecodable' when the bytes start like a format and then break off or
+ * contradict it (a PNG signature alone throws EndOfStreamError): no file the clients render.
+ */
+async function detect(bytes: Buffer): Promise<Awaited<ReturnType<typeof fileTypeFromBuffer>> | 'undecodable'> {
+  try {
+    return await fileTypeFromBuffer(bytes);
+  } catch {
+    return 'undecodable';
+  }
+}
+
+/** The type Palaver keeps the upload as, or null when it is not one the clients render (or broken). */
 export async function classifyUpload(
   bytes: Buffer,
   declared: { name: string | null; type: string | null },
 ): Promise<MediaType | null> {
-  const detected = await fileTypeFromBuffer(bytes);
+  const detected = await detect(bytes);
+  if (detected === 'undecodable') return null;
   if (detected) {
     if (detected.mime === 'application/x-cfb') return COMPOUND_FILES[claimedExtension(declared) ?? ''] ?? null;
     return BY_SIGNATURE[detected.mime] ?? null;

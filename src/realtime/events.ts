@@ -16,6 +16,8 @@ export interface ServerToClientEvents {
   messageStatus(payload: { messages: Array<{ id: number; status: number }> }): void;
   /** This socket's anonymous conversation was merged into a registered one: reload history. */
   merged(payload: { userId: number }): void;
+  /** The registered user's authorization header expired (its validUntil passed): the socket is disconnected next. */
+  unauthorized(payload: { code: 'authorization_expired' }): void;
 }
 
 export type Ack = (answer: Envelope) => void;
@@ -37,10 +39,16 @@ export interface SocketData {
   referer: string | undefined;
   /** The write-limit key, the same as the device's REST calls use. */
   limitKey: string;
+  /** The client address (addresses.ts): writes are limited per address too, as over REST. */
+  address: string;
   accountId: number;
   deviceId: number;
   userId: number;
   feed: SocketFeed<ClientSocket>;
+  /** The handshake's authorization header's validUntil (seconds); undefined for an anonymous user. */
+  validUntil: number | undefined;
+  /** The one timer that disconnects the socket when validUntil passes. */
+  expiry: ReturnType<typeof setTimeout> | undefined;
 }
 
 export type ClientSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;

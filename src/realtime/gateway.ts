@@ -8,6 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
+import type { TrustedProxies } from '../addresses.ts';
 import { openConversation, type CallerHeaders } from '../api/client/caller.ts';
 import type { Notice } from '../conversations/notices.ts';
 import { MessageSchema, MessageType, type Message } from '../db/entities/index.ts';
@@ -21,16 +22,44 @@ import type { ClientSocket } from './events.ts';
 
 const NOTICE = 'palaver:notice';
 
+/** The longest delay setTimeout keeps (about 24.8 days); a later validUntil re-arms on the way. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Arms the socket's one expiry timer: REST refuses a header once validUntil (seconds) is past
+ * (authorization.ts), and so the socket is told `unauthorized` and disconnected then.
+ * Module-level, so a socket holds no closure of its own, only its timer.
+ */
+function armExpiry(socket: ClientSocket): void {
+  const { validUntil } = socket.data;
+  if (validUntil === undefined) return;
+  const delay = validUntil * 1000 + 1 - Date.now();
+  if (delay <= 0) {
+    socket.data.expiry = undefined;
+    socket.emit('unauthorized', { code: 'authorization_expired' });
+    socket.disconnect(true);
+    return;
+  }
+  socket.data.expiry = setTimeout(armExpiry, Math.min(delay, MAX_TIMER_MS), socket);
+  socket.data.expiry.unref();
+}
+
 export interface GatewayDeps extends ClientEventDeps {
   em: () => EntityManager;
   logger: Logger;
   redis: Redis | undefined;
+  /** Whose X-Forwarded-For is believed, for the handshake's client address. */
+  trustedProxies: TrustedProxies;
+  /** Open sockets per client address on this node; more handshakes are refused (429 too_many_connections). */
+  maxSocketsPerAddress: number;
 }
 
 export class Gateway {
   private io: Server | undefined;
   private readonly byUser = new Map<number, Set<ClientSocket>>();
   private readonly adapterClients: Redis[] = [];
+  /** Open (or handshaking) sockets per client address, on this node. */
+  private readonly perAddress = new Map<string, number>();
 
   /** Shared by every socket (each gets them with itself as `this`), so a socket holds no closures of its own. */
   private readonly handlers: ReturnType<typeof clientEventHandlers>;
@@ -41,6 +70,7 @@ export class Gateway {
     this.handlers = clientEventHandlers(deps);
     const leave = (socket: ClientSocket) => this.leave(socket, socket.data.userId);
     this.onDisconnect = function (this: ClientSocket) {
+      clearTimeout(this.data.expiry);
       leave(this);
     };
     this.feedOutlet = {
@@ -58,10 +88,15 @@ export class Gateway {
       serveClient: false,
     });
     if (this.deps.redis) {
-      const pub = this.deps.redis.duplicate();
-      const sub = this.deps.redis.duplicate();
+      // Both connect at once and, like the main client, reconnect forever; neither is awaited,
+      // so a node starts while Redis is down. The subscriber's commands (the adapter's
+      // subscriptions, sent unawaited as it is built) wait for Redis however long it takes,
+      // instead of being refused: refused, they would be unhandled rejections, and the node
+      // would never subscribe once Redis is back.
+      const pub = this.deps.redis.duplicate({ lazyConnect: false });
+      const sub = this.deps.redis.duplicate({ lazyConnect: false, maxRetriesPerRequest: null });
       for (const client of [pub, sub]) {
-        client.on('error', (err: Error) => this.deps.logger.warn({ err: err.message }, 'socket.io redis adapter'));
+        client.on('error', (err: Error) => this.deps.logger.debug({ err: err.message }, 'socket.io redis adapter'));
       }
       // Notices are lost only while Redis is away: once the subscriber is back, every local
       // socket reads on from PostgreSQL whatever it missed.
@@ -78,12 +113,22 @@ export class Gateway {
           }),
       });
       this.adapterClients.push(pub, sub);
-      io.adapter(createAdapter(pub, sub));
+      io.adapter(tolerantAdapter(createAdapter(pub, sub), this.deps.logger));
     }
     io.use((socket, next) => {
-      this.authenticate(socket as ClientSocket).then(
+      const client = socket as ClientSocket;
+      const { address: peer, headers } = socket.handshake;
+      const address = this.deps.trustedProxies.clientAddress(peer, headers['x-forwarded-for']);
+      // Counted from the handshake on, so a burst of handshakes cannot pass the cap together.
+      const release = this.reserve(address, socket.conn);
+      if (!release) return next(this.refusal(new AppError(429, 'too_many_connections')));
+      client.data.address = address;
+      this.authenticate(client).then(
         () => next(),
-        (err: unknown) => next(this.refusal(err)),
+        (err: unknown) => {
+          release();
+          next(this.refusal(err));
+        },
       );
     });
     io.on('connection', (socket) => this.connected(socket as ClientSocket));
@@ -121,7 +166,12 @@ export class Gateway {
     // Not io.close(): that would close the HTTP server, which the server stops on its own terms.
     this.io?.disconnectSockets(true);
     this.io?.engine.close();
-    await Promise.all(this.adapterClients.map((client) => client.quit().catch(() => client.disconnect())));
+    // A client that is not connected is cut: a QUIT would wait for a Redis that may never come.
+    await Promise.all(
+      this.adapterClients.map((client) =>
+        client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : Promise.resolve(client.disconnect()),
+      ),
+    );
   }
 
   private async authenticate(socket: ClientSocket): Promise<void> {
@@ -151,6 +201,27 @@ export class Gateway {
     data.userId = user.id;
     data.deviceId = deviceId;
     data.feed = new SocketFeed(socket, this.feedOutlet, startAt);
+    data.validUntil = caller.identity?.validUntil;
+  }
+
+  /**
+   * A place for one more socket of this address, given back when its connection closes (or
+   * by the returned function, when the handshake is refused); null when the address is full.
+   */
+  private reserve(address: string, conn: { once(event: 'close', listener: () => void): unknown }): (() => void) | null {
+    const open = this.perAddress.get(address) ?? 0;
+    if (open >= this.deps.maxSocketsPerAddress) return null;
+    this.perAddress.set(address, open + 1);
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(address, left);
+      else this.perAddress.delete(address);
+    };
+    conn.once('close', release);
+    return release;
   }
 
   /** The same code a REST call would get, in connect_error's message and data. */
@@ -170,6 +241,7 @@ export class Gateway {
     void socket.data.feed.pull();
     socket.on('disconnect', this.onDisconnect);
     for (const [event, handler] of this.handlers) socket.on(event, handler);
+    armExpiry(socket);
   }
 
   private resync(): void {
@@ -258,4 +330,24 @@ export class Gateway {
       socket.emit('merged', { userId: toUserId });
     }
   }
+}
+
+/**
+ * The Redis adapter, except that counting the nodes (PUBSUB NUMSUB, behind fetchSockets,
+ * serverSideEmitWithAck, allRooms and broadcasts with acknowledgements, some of which do not
+ * catch it) never rejects: while Redis is away, this node counts itself alone and answers for
+ * its own sockets.
+ */
+function tolerantAdapter(base: ReturnType<typeof createAdapter>, logger: Logger): ReturnType<typeof createAdapter> {
+  // Called with `new` by Socket.IO: the object returned is the adapter.
+  return function (nsp: Parameters<ReturnType<typeof createAdapter>>[0]) {
+    const adapter = base(nsp);
+    const serverCount = adapter.serverCount.bind(adapter);
+    adapter.serverCount = () =>
+      serverCount().catch((err: unknown) => {
+        logger.warn({ err: (err as Error).message }, 'socket.io nodes not counted: redis unavailable; this node only');
+        return 1;
+      });
+    return adapter;
+  };
 }

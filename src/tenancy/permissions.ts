@@ -1,10 +1,15 @@
-/** What an operator may be granted, per account or everywhere. '*' grants all of them. */
+/**
+ * What an operator may be granted, per account or everywhere. '*' grants all of them.
+ * Which Admin route needs which is decided in one place: api/admin/policy.ts.
+ */
 export const PERMISSIONS = [
   'accounts:create',
   'accounts:read',
   'accounts:edit',
   'services:edit',
   'conversations:read',
+  /** The deliveries log (its payloads hold conversations: the log needs conversations:read too). */
+  'deliveries:read',
   'deliveries:manage',
   'operators:manage',
 ] as const;
@@ -21,10 +26,27 @@ export function isPermission(value: string): value is Permission | '*' {
   return value === '*' || (PERMISSIONS as readonly string[]).includes(value);
 }
 
+/** A permission also granted by holding another (managing a resource includes reading it). */
+const IMPLIED_BY: Partial<Record<Permission, readonly Permission[]>> = {
+  'deliveries:read': ['deliveries:manage'],
+};
+
 export function allows(grants: readonly Grant[], permission: Permission, accountId: number | null): boolean {
+  const granting = [permission, ...(IMPLIED_BY[permission] ?? [])];
   return grants.some(
     (g) =>
-      (g.permission === '*' || g.permission === permission) &&
+      (g.permission === '*' || granting.includes(g.permission)) &&
       (g.accountId === null || g.accountId === accountId),
   );
+}
+
+/** Every permission, each on the account (null: asked everywhere). */
+export function allowsAll(grants: readonly Grant[], permissions: readonly Permission[], accountId: number | null): boolean {
+  return permissions.every((p) => allows(grants, p, accountId));
+}
+
+/** Whether some one scope (an account, or everywhere) holds every permission. */
+export function allowsSomewhere(grants: readonly Grant[], permissions: readonly Permission[]): boolean {
+  const scopes = new Set(grants.map((g) => g.accountId));
+  return [...scopes].some((accountId) => allowsAll(grants, permissions, accountId));
 }

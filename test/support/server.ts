@@ -28,6 +28,9 @@ export async function startTestServer(overrides: Record<string, unknown> = {}): 
   });
   try {
     const server = await startServer(config);
+    // A node serves before Redis is connected (limits in memory meanwhile); tests that count
+    // limits or share notices across nodes start from a connected Redis.
+    if (server.deps.redis) await redisReady(server.deps.redis);
     return {
       ...server,
       database,
@@ -40,6 +43,14 @@ export async function startTestServer(overrides: Record<string, unknown> = {}): 
   } catch (err) {
     await database.drop();
     throw err;
+  }
+}
+
+async function redisReady(redis: { status: string }, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (redis.status !== 'ready') {
+    if (Date.now() > until) throw new Error(`redis not ready after ${timeoutMs} ms (status ${redis.status})`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 

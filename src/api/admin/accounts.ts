@@ -12,7 +12,7 @@ import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBo
 
 export function accountRoutes(router: AppRouter): void {
   router.post('/accounts', async (ctx) => {
-    authorize(ctx, 'accounts:create', null);
+    authorize(ctx, 'POST /accounts');
     const body = parseBody(ctx, createAccountBody);
     const account = await createAccount(ctx.deps.db.orm.em, body);
     respond(ctx, { data: presentAccount(account) }, 201);
@@ -20,7 +20,7 @@ export function accountRoutes(router: AppRouter): void {
 
   router.get('/accounts/:accountId', async (ctx) => {
     const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'accounts:read', accountId);
+    authorize(ctx, 'GET /accounts/:accountId', accountId);
     const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
     if (!overview) throw notFound('account_not_found');
     respond(ctx, { data: presentAccountOverview(overview.account, overview.services) });
@@ -28,7 +28,7 @@ export function accountRoutes(router: AppRouter): void {
 
   router.patch('/accounts/:accountId', async (ctx) => {
     const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'accounts:edit', accountId);
+    authorize(ctx, 'PATCH /accounts/:accountId', accountId);
     const body = parseBody(ctx, updateAccountBody);
     const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
     if (!account) throw notFound('account_not_found');
@@ -37,7 +37,7 @@ export function accountRoutes(router: AppRouter): void {
 
   router.put('/accounts/:accountId/default-service', async (ctx) => {
     const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'services:edit', accountId);
+    authorize(ctx, 'PUT /accounts/:accountId/default-service', accountId);
     const body = parseBody(ctx, defaultServiceBody);
     const operator = ctx.state.operator;
     if (!operator) throw new Error('requireOperator() must run before admin routes');
@@ -53,7 +53,7 @@ export function accountRoutes(router: AppRouter): void {
 
   router.post('/accounts/:accountId/services', async (ctx) => {
     const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'services:edit', accountId);
+    authorize(ctx, 'POST /accounts/:accountId/services', accountId);
     const body = parseBody(ctx, createServiceBody);
     const created = await createService(ctx.deps.db.orm.em, accountId, body);
     if (!created) throw notFound('account_not_found');

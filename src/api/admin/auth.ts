@@ -1,8 +1,9 @@
 import type { Middleware } from 'koa';
 import { authenticateOperator } from '../../tenancy/operators.ts';
-import { allows, type Permission } from '../../tenancy/permissions.ts';
-import { forbidden, unauthorized } from '../../errors.ts';
+import { allowsAll, allowsSomewhere, type Grant } from '../../tenancy/permissions.ts';
+import { forbidden, unauthorized, type AppError } from '../../errors.ts';
 import type { AppContext, AppContextExtras, AppState } from '../../http/types.ts';
+import { ADMIN_POLICY, type AdminRoute, type Rule } from './policy.ts';
 
 /** `Authorization: Bearer <token>` from POST /adminApi/login. */
 export function requireOperator(): Middleware<AppState, AppContextExtras> {
@@ -16,9 +17,47 @@ export function requireOperator(): Middleware<AppState, AppContextExtras> {
   };
 }
 
-/** Asserts the signed-in operator holds `permission` for the account (or everywhere, when null). */
-export function authorize(ctx: AppContext, permission: Permission, accountId: number | null): void {
+/** The rule of the route being served; a handler naming another route's rule is a bug. */
+function ruleOf(ctx: AppContext, route: AdminRoute): { rule: Rule; grants: readonly Grant[] } {
   const operator = ctx.state.operator;
   if (!operator) throw unauthorized('missing_token');
-  if (!allows(operator.grants, permission, accountId)) throw forbidden('permission_denied');
+  const [method, path] = route.split(' ');
+  const served = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+  if (served !== method || ctx._matchedRoute !== `/adminApi${path}`) {
+    throw new Error(`${ctx.method} ${String(ctx._matchedRoute)} asked for the rule of ${route}`);
+  }
+  return { rule: ADMIN_POLICY[route], grants: operator.grants };
+}
+
+/**
+ * Asserts the signed-in operator may call `route` (policy.ts): everywhere, or on the account
+ * named in the path. 403 permission_denied otherwise.
+ */
+export function authorize(ctx: AppContext, route: AdminRoute, accountId: number | null = null): void {
+  const { rule, grants } = ruleOf(ctx, route);
+  if (rule.scope === 'record') throw new Error(`${route} names a record: authorizeRecord()`);
+  if (rule.scope === 'account' && accountId === null) throw new Error(`${route} needs the account of its path`);
+  if (!allowsAll(grants, rule.permissions, rule.scope === 'everywhere' ? null : accountId)) {
+    throw forbidden('permission_denied');
+  }
+}
+
+/**
+ * Loads the record a `record` route names and asserts the operator may act on its account.
+ * Holding the permissions nowhere: 403, whatever the id. A record of an account the operator
+ * may not act on answers as an unknown one (`unknown()`), so ids of others are not revealed.
+ */
+export async function authorizeRecord<T>(
+  ctx: AppContext,
+  route: AdminRoute,
+  load: () => Promise<T | null>,
+  accountOf: (record: T) => number,
+  unknown: () => AppError,
+): Promise<T> {
+  const { rule, grants } = ruleOf(ctx, route);
+  if (rule.scope !== 'record') throw new Error(`${route} names no record: authorize()`);
+  if (!allowsSomewhere(grants, rule.permissions)) throw forbidden('permission_denied');
+  const record = await load();
+  if (record === null || !allowsAll(grants, rule.permissions, accountOf(record))) throw unknown();
+  return record;
 }

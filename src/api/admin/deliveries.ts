@@ -5,13 +5,13 @@ import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams, parseQuery } from '../../http/validate.ts';
 import { presentDelivery } from '../../presenters/delivery.ts';
-import { authorize } from './auth.ts';
+import { authorizeRecord } from './auth.ts';
 import { deliveriesQuery, deliveryIdParams } from './schema.ts';
 import { authorizedService } from './services.ts';
 
 export function deliveryRoutes(router: AppRouter): void {
   router.get('/services/:serviceId/deliveries', async (ctx) => {
-    const service = await authorizedService(ctx, 'accounts:read');
+    const service = await authorizedService(ctx, 'GET /services/:serviceId/deliveries');
     const query = parseQuery(ctx, deliveriesQuery);
     const rows = await listDeliveries(ctx.deps.db.orm.em, {
       serviceId: service.id,
@@ -29,10 +29,17 @@ export function deliveryRoutes(router: AppRouter): void {
   router.post('/deliveries/:deliveryId/redeliver', async (ctx) => {
     const { deliveryId } = parseParams(ctx, deliveryIdParams);
     const em = ctx.deps.db.orm.em;
-    const delivery = await findDelivery(em, deliveryId);
-    const service = delivery ? await findService(em, delivery.serviceId) : null;
-    if (!delivery || !service) throw notFound('delivery_not_found');
-    authorize(ctx, 'deliveries:manage', service.accountId);
+    await authorizeRecord(
+      ctx,
+      'POST /deliveries/:deliveryId/redeliver',
+      async () => {
+        const delivery = await findDelivery(em, deliveryId);
+        const service = delivery ? await findService(em, delivery.serviceId) : null;
+        return delivery && service ? { delivery, service } : null;
+      },
+      (found) => found.service.accountId,
+      () => notFound('delivery_not_found'),
+    );
     const requeued = await redeliver(em, deliveryId);
     if (!requeued) throw conflict('delivery_not_dead');
     ctx.deps.deliveries?.nudge();

@@ -9,13 +9,13 @@ import { authorizedService } from './services.ts';
 
 export function keyRoutes(router: AppRouter): void {
   router.get('/services/:serviceId/keys', async (ctx) => {
-    const service = await authorizedService(ctx, 'services:edit');
+    const service = await authorizedService(ctx, 'GET /services/:serviceId/keys');
     const keys = await listApiKeys(ctx.deps.db.orm.em, service.id);
     respond(ctx, { data: keys.map(presentApiKey) });
   });
 
   router.post('/services/:serviceId/keys', async (ctx) => {
-    const service = await authorizedService(ctx, 'services:edit');
+    const service = await authorizedService(ctx, 'POST /services/:serviceId/keys');
     const em = ctx.deps.db.orm.em;
     const { apiKey, key } = issueApiKey(em, service.id);
     await em.flush();
@@ -24,7 +24,7 @@ export function keyRoutes(router: AppRouter): void {
   });
 
   router.delete('/services/:serviceId/keys/:keyId', async (ctx) => {
-    const service = await authorizedService(ctx, 'services:edit');
+    const service = await authorizedService(ctx, 'DELETE /services/:serviceId/keys/:keyId');
     const { keyId } = parseParams(ctx, keyParams);
     const key = await revokeApiKey(ctx.deps.db.orm.em, service.id, keyId);
     if (!key) throw notFound('key_not_found');
@@ -32,7 +32,7 @@ export function keyRoutes(router: AppRouter): void {
   });
 
   router.post('/services/:serviceId/signing-secret', async (ctx) => {
-    const service = await authorizedService(ctx, 'services:edit');
+    const service = await authorizedService(ctx, 'POST /services/:serviceId/signing-secret');
     const rotated = await rotateSigningSecret(ctx.deps.db.orm.em, service, ctx.deps.config.webhooks.secretGraceSeconds);
     respond(ctx, {
       data: {

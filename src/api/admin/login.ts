@@ -9,8 +9,11 @@ import { loginBody } from './schema.ts';
 export function loginRoutes(router: AppRouter): void {
   router.post('/login', async (ctx) => {
     const body = parseBody(ctx, loginBody);
-    // Per email and address: guessing one operator's password, or many from one place, is slowed alike.
-    await consumeOrRefuse(ctx.deps.loginLimiter, `${normalizeEmail(body.email)}|${ctx.ip}`);
+    // Per email (from anywhere) and per address (any email): guessing one operator's password
+    // from many places, or many passwords from one place, is stopped alike. ctx.ip is the
+    // address trusted proxies vouch for (addresses.ts), never a client's own X-Forwarded-For.
+    await consumeOrRefuse(ctx.deps.loginAddressLimiter, ctx.ip);
+    await consumeOrRefuse(ctx.deps.loginLimiter, normalizeEmail(body.email));
     const session = await login(
       ctx.deps.db.orm.em,
       body.email,

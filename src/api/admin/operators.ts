@@ -16,13 +16,13 @@ function toGrants(grants: Array<{ permission: string; accountId: number | null }
 
 export function operatorRoutes(router: AppRouter): void {
   router.get('/operators', async (ctx) => {
-    authorize(ctx, 'operators:manage', null);
+    authorize(ctx, 'GET /operators');
     const operators = await listOperators(ctx.deps.db.orm.em);
     respond(ctx, { data: operators.map((o) => presentOperator(o.operator, o.grants)) });
   });
 
   router.post('/operators', async (ctx) => {
-    authorize(ctx, 'operators:manage', null);
+    authorize(ctx, 'POST /operators');
     const body = parseBody(ctx, createOperatorBody);
     const grants = toGrants(body.grants);
     const operator = await createOperator(ctx.deps.db.orm.em, { email: body.email, password: body.password, grants });
@@ -30,7 +30,7 @@ export function operatorRoutes(router: AppRouter): void {
   });
 
   router.put('/operators/:operatorId/grants', async (ctx) => {
-    authorize(ctx, 'operators:manage', null);
+    authorize(ctx, 'PUT /operators/:operatorId/grants');
     const { operatorId } = parseParams(ctx, operatorIdParams);
     const body = parseBody(ctx, grantsBody);
     const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, toGrants(body.grants));

@@ -5,22 +5,28 @@ import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentService } from '../../presenters/service.ts';
 import { AccountSchema, type Service } from '../../db/entities/index.ts';
-import type { Permission } from '../../tenancy/permissions.ts';
-import { authorize } from './auth.ts';
+import { authorizeRecord } from './auth.ts';
+import type { AdminRoute } from './policy.ts';
 import { serviceIdParams, updateServiceBody } from './schema.ts';
 
-/** Loads the Service named in the path and asserts the operator's permission on its account. */
-export async function authorizedService(ctx: AppContext, permission: Permission): Promise<Service> {
+/**
+ * Loads the Service named in the path and asserts the route's permissions on its account; a
+ * Service of another account answers as an unknown one (404 service_not_found).
+ */
+export async function authorizedService(ctx: AppContext, route: AdminRoute): Promise<Service> {
   const { serviceId } = parseParams(ctx, serviceIdParams);
-  const service = await findService(ctx.deps.db.orm.em, serviceId);
-  if (!service) throw notFound('service_not_found');
-  authorize(ctx, permission, service.accountId);
-  return service;
+  return authorizeRecord(
+    ctx,
+    route,
+    () => findService(ctx.deps.db.orm.em, serviceId),
+    (service) => service.accountId,
+    () => notFound('service_not_found'),
+  );
 }
 
 export function serviceRoutes(router: AppRouter): void {
   router.patch('/services/:serviceId', async (ctx) => {
-    const { id, accountId } = await authorizedService(ctx, 'services:edit');
+    const { id, accountId } = await authorizedService(ctx, 'PATCH /services/:serviceId');
     const body = parseBody(ctx, updateServiceBody);
     const em = ctx.deps.db.orm.em;
     const service = await updateService(em, id, body);

@@ -14,7 +14,7 @@ import { accountIdParams, accountUserParams, usersQuery } from './schema.ts';
 export function userRoutes(router: AppRouter): void {
   router.get('/accounts/:accountId/users', async (ctx) => {
     const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'conversations:read', accountId);
+    authorize(ctx, 'GET /accounts/:accountId/users', accountId);
     const query = parseQuery(ctx, usersQuery);
     const users = await listUsers(ctx.deps.db.orm.em, accountId, query.limit, query.before);
     const last = users.length === query.limit ? users[users.length - 1] : undefined;
@@ -23,7 +23,7 @@ export function userRoutes(router: AppRouter): void {
 
   router.get('/accounts/:accountId/users/:userId/messages', async (ctx) => {
     const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'conversations:read', accountId);
+    authorize(ctx, 'GET /accounts/:accountId/users/:userId/messages', accountId);
     const query = parseQuery(ctx, usersQuery);
     const em = ctx.deps.db.orm.em;
     const user = await em.findOne(UserSchema, { id: userId, accountId });

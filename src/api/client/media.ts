@@ -14,7 +14,7 @@ export function mediaRoutes(router: AppRouter, maxBytes: Readonly<Record<MediaKi
   router.post('/media', limitWrites(), multipart(Math.max(...Object.values(maxBytes))), async (ctx) => {
     const media = await withUploadedFile(ctx, 'media', async (file) => {
       const { account, user } = conversation(ctx);
-      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, file, maxBytes);
+      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, file, maxBytes, ctx.deps.config.media.storageQuotaBytes);
     });
     respond(ctx, { data: { media: media.id } });
   });

@@ -10,7 +10,7 @@ import { sendClientEvent } from '../../commands/client/send-event.ts';
 import { sendClientMessage } from '../../commands/client/send-message.ts';
 import { buildEnvelope, errorNotifications, type EnvelopeParts } from '../../presenters/envelope.ts';
 import { AppError, knownError } from '../../errors.ts';
-import { consumeOrRefuse } from '../../limits.ts';
+import { consumeWrite } from '../../limits.ts';
 import { check } from '../../validation.ts';
 import type { Logger } from '../../logger.ts';
 import type { EventName } from '../../presenters/webhook-payloads.ts';
@@ -21,12 +21,13 @@ export interface ClientEventDeps {
   messages: ClientMessageWriter;
   callers: ClientCallers;
   writeLimiter: RateLimiterAbstract;
+  addressWriteLimiter: RateLimiterAbstract;
   typing: TypingTimeouts;
   logger: Logger;
 }
 
 type Work = (socket: ClientSocket, body: unknown) => Promise<EnvelopeParts>;
-type Handler = (this: ClientSocket, body: unknown, ack?: Ack) => void;
+type Handler = (this: ClientSocket, ...args: unknown[]) => void;
 
 /**
  * The handlers of the client events, made once for all sockets: Socket.IO calls a listener
@@ -40,10 +41,14 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
   /** Runs one client event like its REST route: limit, work, and the envelope as the answer. */
   const handler =
     (event: keyof ClientToServerEvents, path: string, work: Work): Handler =>
-    function (this: ClientSocket, body, ack) {
+    function (this: ClientSocket, ...args: unknown[]) {
       const origin = { path, method: 'post', startedAt: process.hrtime.bigint() };
-      const answer = typeof ack === 'function' ? ack : () => undefined;
-      consumeOrRefuse(deps.writeLimiter, this.data.limitKey)
+      // The acknowledgement is the last argument, whatever came before it: `emit('startTyping', cb)`
+      // hands the callback over as the first and only one. Without one, nobody hears the answer.
+      const last = args.at(-1);
+      const answer = typeof last === 'function' ? (last as Ack) : () => undefined;
+      const body = typeof last === 'function' ? (args.length > 1 ? args[0] : undefined) : args[0];
+      consumeWrite(deps, this.data.limitKey, this.data.address)
         .then(() => work(this, body))
         .then(
           (parts) => answer(buildEnvelope(origin, true, parts)),

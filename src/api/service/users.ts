@@ -113,7 +113,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
   router.post('/users/:userId/media', multipart(Math.max(...Object.values(mediaMaxBytes))), async (ctx) => {
     const media = await withUploadedFile(ctx, 'media', async (file) => {
       const { caller, user } = await targetUser(ctx);
-      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, caller.account, user, file, mediaMaxBytes);
+      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, caller.account, user, file, mediaMaxBytes, ctx.deps.config.media.storageQuotaBytes);
     });
     respond(ctx, { data: { media: media.id } }, 201);
   });

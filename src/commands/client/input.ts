@@ -8,13 +8,15 @@ export const MAX_REFERER_LENGTH = 8192;
 /**
  * The page a client is on (`referer`, or `referrer` as the mobile libraries spell it) is
  * metadata: any non-empty text up to the bound is kept as sent (NUL bytes, which no database
- * text takes, dropped); anything else is ignored, never a reason to refuse a call.
+ * text takes, dropped, and lone surrogates made U+FFFD, so check() finds nothing unstorable in
+ * it); anything else is ignored, never a reason to refuse a call.
  */
+const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const referer = z
   .string()
   .min(1)
   .max(MAX_REFERER_LENGTH)
-  .transform((value) => value.replaceAll('\u0000', '') || undefined)
+  .transform((value) => value.replaceAll('\u0000', '').replace(LONE_SURROGATES, '\ufffd') || undefined)
   .optional()
   .catch(undefined);
 

@@ -12,6 +12,7 @@ interface HttpishError {
   statusCode?: number;
   expose?: boolean;
   type?: string;
+  code?: unknown;
 }
 
 /** Errors raised by body parsing (raw-body, co-body) carry a status and a `type`. */
@@ -24,6 +25,9 @@ function fromParser(err: unknown): AppError | undefined {
   if (err instanceof SyntaxError && status === 400) return badRequest('invalid_json');
   if (e.type === 'request.aborted') return badRequest('request_aborted');
   if (e.type === 'request.size.invalid') return badRequest('invalid_content_length');
+  // A body whose Content-Encoding does not decode: zlib's Z_DATA_ERROR, Z_BUF_ERROR, …, and
+  // brotli's decoder errors, which Node names ERR__ERROR_FORMAT_… .
+  if (typeof e.code === 'string' && /^(Z_|ERR__ERROR_|ERR_BROTLI)/.test(e.code)) return badRequest('invalid_encoding');
   return undefined;
 }
 

@@ -5,6 +5,8 @@ import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import type { UploadedFile } from '../../conversations/media.ts';
 import { AppError } from '../../errors.ts';
+import { checkStorable } from '../../validation.ts';
+import { refuseDeclaredLength } from './body.ts';
 import type { AppContext, AppContextExtras, AppState } from '../types.ts';
 
 /**
@@ -21,6 +23,8 @@ export function multipart(maxBytes: number): Middleware<AppState, AppContextExtr
   });
   return async (ctx, next) => {
     if (!ctx.request.is('multipart')) throw new AppError(415, 'multipart_required');
+    // Part headers and boundaries come on top of the file: 64 KiB of them at most.
+    refuseDeclaredLength(ctx, maxBytes + 64 * 1024, 'media_too_large');
     try {
       await parse(ctx, () => Promise.resolve());
     } catch (err) {
@@ -42,6 +46,8 @@ export async function withUploadedFile<T>(
     const files = ctx.request.files?.[field];
     const file = Array.isArray(files) ? files[0] : files;
     if (!file) throw new AppError(422, 'missing_media');
+    // The file name becomes the media's description: no NUL or lone surrogate reaches SQL.
+    checkStorable(file.originalFilename ?? null, `${field}.filename`);
     return await use({
       bytes: await readFile(file.filepath),
       originalName: file.originalFilename ?? null,

@@ -1,13 +1,13 @@
 // The write limit (limits.ts) as Koa middleware for the Client API's writing routes.
 import type { Middleware } from 'koa';
-import { consumeOrRefuse, writeLimitKey } from '../../limits.ts';
+import { consumeWrite, writeLimitKey } from '../../limits.ts';
 import type { AppContextExtras, AppState } from '../types.ts';
 
-/** 429 too_many_requests with Retry-After once the caller's device has used its points. */
+/** 429 too_many_requests with Retry-After once the caller's address or device has used its points. */
 export function limitWrites(): Middleware<AppState, AppContextExtras> {
   return async (ctx, next) => {
     const client = ctx.state.client;
-    if (client) await consumeOrRefuse(ctx.deps.writeLimiter, writeLimitKey(client.account.id, client.deviceId));
+    if (client) await consumeWrite(ctx.deps, writeLimitKey(client.account.id, client.deviceId), ctx.ip);
     await next();
   };
 }

@@ -1,0 +1,46 @@
+// Who may call which Admin route: the one table every admin route is decided by (auth.ts applies
+// it; test/admin-permissions.test.ts walks it route by route, permission by permission).
+import type { Permission } from '../../tenancy/permissions.ts';
+
+/**
+ * Where the permissions must be held:
+ * - `everywhere`: by a grant with no account (operators, new accounts).
+ * - `account`: on the account named in the path (`:accountId`). Any other account answers 403
+ *   `permission_denied`, whether it exists or not.
+ * - `record`: on the account of the record named in the path (a Service, a delivery). A record
+ *   of an account the operator may not act on answers exactly as an unknown id does (404 with
+ *   the same code); an operator holding the permissions on no account at all gets 403.
+ */
+export type Scope = 'everywhere' | 'account' | 'record';
+
+export interface Rule {
+  scope: Scope;
+  /** Every one of them is needed, on the same account. */
+  permissions: readonly Permission[];
+}
+
+const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, permissions });
+
+/** `METHOD path` under /adminApi → its rule. POST /login is open and not listed. */
+export const ADMIN_POLICY = {
+  'POST /accounts': rule('everywhere', 'accounts:create'),
+  'GET /accounts/:accountId': rule('account', 'accounts:read'),
+  'PATCH /accounts/:accountId': rule('account', 'accounts:edit'),
+  'PUT /accounts/:accountId/default-service': rule('account', 'services:edit'),
+  'POST /accounts/:accountId/services': rule('account', 'services:edit'),
+  'PATCH /services/:serviceId': rule('record', 'services:edit'),
+  'GET /services/:serviceId/keys': rule('record', 'services:edit'),
+  'POST /services/:serviceId/keys': rule('record', 'services:edit'),
+  'DELETE /services/:serviceId/keys/:keyId': rule('record', 'services:edit'),
+  'POST /services/:serviceId/signing-secret': rule('record', 'services:edit'),
+  'GET /accounts/:accountId/users': rule('account', 'conversations:read'),
+  'GET /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:read'),
+  'GET /operators': rule('everywhere', 'operators:manage'),
+  'POST /operators': rule('everywhere', 'operators:manage'),
+  'PUT /operators/:operatorId/grants': rule('everywhere', 'operators:manage'),
+  // Webhook payloads hold message text and user information: the conversation itself.
+  'GET /services/:serviceId/deliveries': rule('record', 'deliveries:read', 'conversations:read'),
+  'POST /deliveries/:deliveryId/redeliver': rule('record', 'deliveries:manage', 'conversations:read'),
+} satisfies Record<string, Rule>;
+
+export type AdminRoute = keyof typeof ADMIN_POLICY;

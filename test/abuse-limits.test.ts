@@ -1,0 +1,321 @@
+// Issue 13: client addresses are taken from X-Forwarded-For only as far as trusted proxies
+// vouch for it; logins are limited per email and per address; Client API writes per address as
+// well as per device; a storage quota per account; the sweeper of unsent uploads; sockets
+// capped per address. Each test runs its own server with small limits, and uses fresh emails
+// and addresses, as with Redis the counts outlive a server (and a run).
+import { randomBytes, randomInt } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { connect, type Socket } from 'node:net';
+import { expect } from 'chai';
+import { io } from 'socket.io-client';
+import { TrustedProxies } from '../src/addresses.ts';
+import { createOperator } from '../src/tenancy/operators.ts';
+import type { AccountData } from './support/factories.ts';
+import { PNG } from './support/files.ts';
+import { client } from './support/http.ts';
+import { TEST_ADMIN, startTestServer, type TestServer } from './support/server.ts';
+import { Widget } from './support/widget.ts';
+
+/** An address no other test (or earlier run) has counted. */
+const freshAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+const freshEmail = (what: string) => `${what}-${randomBytes(4).toString('hex')}@palaver.test`;
+
+async function freshAccount(server: TestServer): Promise<AccountData> {
+  const api = client(server.url);
+  const token = (await api.post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN })).body.data.token;
+  const account = (await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Limits' } })).body.data;
+  await api.post(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 'S' } });
+  return { ...account, defaultServiceId: null };
+}
+
+async function upload(widget: Widget, bytes: Buffer, headers: Record<string, string> = {}) {
+  const form = new FormData();
+  form.append('media', new Blob([bytes], { type: 'image/png' }), 'photo.png');
+  const response = await fetch(`${widget.baseUrl}/media`, { method: 'POST', headers: widget.headers(headers), body: form });
+  return { status: response.status, body: (await response.json()) as { data: { media: string } | null; notifications: Array<{ message: string }> } };
+}
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
+}
+
+describe('client addresses and trusted proxies', function () {
+  this.timeout(60_000);
+
+  it('reads X-Forwarded-For from the right, only past trusted hops', () => {
+    const none = new TrustedProxies([]);
+    expect(none.clientAddress('127.0.0.1', '1.2.3.4')).to.equal('127.0.0.1');
+    const local = new TrustedProxies(['127.0.0.1', '10.0.0.0/8', '::1']);
+    expect(local.clientAddress('::ffff:127.0.0.1', '6.6.6.6, 5.5.5.5, 10.1.2.3')).to.equal('5.5.5.5');
+    expect(local.clientAddress('::1', '2001:db8::7')).to.equal('2001:db8::7');
+    expect(local.clientAddress('127.0.0.1', undefined)).to.equal('127.0.0.1');
+    expect(local.clientAddress('127.0.0.1', 'not-an-address')).to.equal('127.0.0.1');
+    expect(local.clientAddress('203.0.113.9', '5.5.5.5'), 'an untrusted peer is the client').to.equal('203.0.113.9');
+  });
+
+  it('limits 30 wrong passwords from one address whatever X-Forwarded-For says, and refuses the right one then', async () => {
+    const server = await startTestServer({
+      admin: { loginRateLimit: { points: 1000, durationSeconds: 900 }, loginAddressRateLimit: { points: 10, durationSeconds: 900 } },
+    });
+    try {
+      const api = client(server.url);
+      const operator = { email: freshEmail('victim'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const answer = await api.post('/adminApi/login', {
+          json: { email: operator.email, password: `guess ${i}` },
+          headers: { 'x-forwarded-for': freshAddress() },
+        });
+        statuses.push(answer.status);
+      }
+      expect(statuses.filter((s) => s === 429).length, String(statuses)).to.be.at.least(20);
+      expect(statuses.every((s) => s === 401 || s === 429)).to.equal(true);
+      const right = await api.post('/adminApi/login', { json: operator, headers: { 'x-forwarded-for': freshAddress() } });
+      expect(right.status).to.equal(429);
+      expect(right.body.notifications[0]?.message).to.equal('too_many_requests');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('limits logins per email too, from any address', async () => {
+    const server = await startTestServer({
+      admin: { loginRateLimit: { points: 3, durationSeconds: 900 }, loginAddressRateLimit: { points: 1000, durationSeconds: 900 } },
+      trustedProxies: ['127.0.0.1'],
+    });
+    try {
+      const api = client(server.url);
+      const email = freshEmail('many-places');
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        statuses.push((await api.post('/adminApi/login', { json: { email, password: `try ${i}` }, headers: { 'x-forwarded-for': freshAddress() } })).status);
+      }
+      expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('with trustedProxies = 127.0.0.1, counts the address behind it', async () => {
+    const server = await startTestServer({
+      trustedProxies: ['127.0.0.1'],
+      admin: { loginRateLimit: { points: 1000, durationSeconds: 900 }, loginAddressRateLimit: { points: 3, durationSeconds: 900 } },
+    });
+    try {
+      const api = client(server.url);
+      const real = freshAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        // What the client wrote itself sits on the left; the proxy's entry is the rightmost.
+        const answer = await api.post('/adminApi/login', {
+          json: { email: freshEmail('guess'), password: 'wrong' },
+          headers: { 'x-forwarded-for': `${freshAddress()}, ${real}` },
+        });
+        statuses.push(answer.status);
+      }
+      expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
+      const other = await api.post('/adminApi/login', { json: { email: freshEmail('guess'), password: 'wrong' }, headers: { 'x-forwarded-for': freshAddress() } });
+      expect(other.status, 'another address behind the proxy is not limited').to.equal(401);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('quotas: writes per address, storage, unsent uploads, sockets', function () {
+  this.timeout(60_000);
+
+  it('limits ten fresh devices from one address in total, over REST and sockets', async () => {
+    const server = await startTestServer({
+      trustedProxies: ['127.0.0.1'],
+      client: { addressRateLimit: { points: 5, durationSeconds: 60 } },
+    });
+    try {
+      const account = await freshAccount(server);
+      const address = freshAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const widget = new Widget(account, undefined, undefined, '', server.url);
+        statuses.push((await widget.call('POST', '/devices', { json: {}, headers: { 'x-forwarded-for': address } })).status);
+      }
+      expect(statuses).to.deep.equal([200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
+
+      const elsewhere = new Widget(account, undefined, undefined, '', server.url);
+      expect((await elsewhere.call('POST', '/devices', { json: {}, headers: { 'x-forwarded-for': freshAddress() } })).status).to.equal(200);
+
+      // A fresh device (registered from elsewhere) on a socket from the same address: its writes are refused too.
+      const widget = new Widget(account, undefined, undefined, '', server.url);
+      expect((await widget.call('POST', '/devices', { json: {}, headers: { 'x-forwarded-for': freshAddress() } })).status).to.equal(200);
+      const socket = io(server.url, {
+        path: '/socket.io',
+        transports: ['websocket'],
+        reconnection: false,
+        extraHeaders: { 'x-forwarded-for': address },
+        auth: { identification: `${account.identification}:${widget.deviceId}` },
+      });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          socket.once('connect', () => resolve());
+          socket.once('connect_error', reject);
+        });
+        const ack = (await socket.timeout(5000).emitWithAck('message', { message: 'hello' })) as { notifications: Array<{ message: string }> };
+        expect(ack.notifications[0]?.message).to.equal('too_many_requests');
+      } finally {
+        socket.disconnect();
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('refuses an upload past the account storage quota with 413 storage_quota_exceeded, storing nothing', async () => {
+    const server = await startTestServer({ media: { storageQuotaBytes: PNG.length * 2 + 10 } });
+    try {
+      const account = await freshAccount(server);
+      const widget = new Widget(account, undefined, undefined, '', server.url);
+      expect((await widget.register()).status).to.equal(200);
+      expect((await upload(widget, PNG)).status).to.equal(200);
+      expect((await upload(widget, PNG)).status).to.equal(200);
+      const refused = await upload(widget, PNG);
+      expect(refused.status).to.equal(413);
+      expect(refused.body.notifications[0]?.message).to.equal('storage_quota_exceeded');
+      // Another device of the same account counts against the same quota.
+      const other = new Widget(account, undefined, undefined, '', server.url);
+      expect((await other.register()).status).to.equal(200);
+      expect((await upload(other, PNG)).status).to.equal(413);
+
+      const rows = await server.deps.db.orm.em.fork().getConnection().execute('select id from media where account_id = ?', [account.id]);
+      expect(rows).to.have.length(2);
+      expect(filesUnder(path.join(server.config.dataDir, 'media', String(account.id)))).to.have.length(2);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('sweeps an unsent upload past the setting (row and file), keeping those messages refer to', async () => {
+    const server = await startTestServer({ media: { unreferencedTtlSeconds: 3600, sweepIntervalSeconds: 0.2 } });
+    try {
+      const account = await freshAccount(server);
+      const widget = new Widget(account, undefined, undefined, '', server.url);
+      const userId = (await widget.register()).body.data.userId;
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const uploaded = await upload(widget, PNG);
+        expect(uploaded.status).to.equal(200);
+        ids.push(uploaded.body.data!.media);
+      }
+      const [sent, inCarousel, unsent, young] = ids as [string, string, string, string];
+      expect((await widget.send({ media: { id: sent } })).status).to.equal(200);
+      const connection = server.deps.db.orm.em.fork().getConnection();
+      const [carouselMedia] = await connection.execute<Array<{ path: string }>>('select path from media where id = ?', [inCarousel]);
+      // An agent message whose carousel shows the upload (as the Service API writes it).
+      const content = {
+        title: null,
+        buttons: [],
+        quickReplies: [],
+        carousel: [{ message: 'A sofa', title: null, media: { path: carouselMedia!.path, mimeType: 'image/png', description: null }, buttons: [] }],
+      };
+      await connection.execute('insert into messages (user_id, type_id, content) values (?, 2, ?::jsonb)', [userId, JSON.stringify(content)]);
+      await connection.execute(`update media set created_at = now() - interval '2 hours' where id = any(?::uuid[])`, [`{${[sent, inCarousel, unsent].join(',')}}`]);
+
+      const pathOf = async (id: string) => (await connection.execute<Array<{ path: string }>>('select path from media where id = ?', [id]))[0]?.path;
+      const unsentPath = (await pathOf(unsent))!;
+      const unsentFile = path.join(server.config.dataDir, 'media', String(account.id), unsentPath);
+      expect(existsSync(unsentFile)).to.equal(true);
+      const deadline = Date.now() + 10_000;
+      while ((await pathOf(unsent)) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+
+      expect(await pathOf(unsent), 'the unsent row is gone').to.equal(undefined);
+      expect(existsSync(unsentFile), 'the unsent file is gone').to.equal(false);
+      for (const kept of [sent, inCarousel, young]) {
+        const keptPath = await pathOf(kept);
+        expect(keptPath, `upload ${kept} kept`).to.be.a('string');
+        expect(existsSync(path.join(server.config.dataDir, 'media', String(account.id), keptPath!))).to.equal(true);
+      }
+      expect(filesUnder(path.join(server.config.dataDir, 'media', String(account.id)))).to.have.length(3);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('caps sockets per address, refusing the handshake with 429 too_many_connections', async () => {
+    const server = await startTestServer({ trustedProxies: ['127.0.0.1'], client: { maxSocketsPerAddress: 2 } });
+    const sockets: Array<ReturnType<typeof io>> = [];
+    try {
+      const account = await freshAccount(server);
+      const address = freshAddress();
+      const open = async (from: string) => {
+        const widget = new Widget(account, undefined, undefined, '', server.url);
+        expect((await widget.register()).status).to.equal(200);
+        const socket = io(server.url, {
+          path: '/socket.io',
+          transports: ['websocket'],
+          reconnection: false,
+          extraHeaders: { 'x-forwarded-for': from },
+          auth: { identification: `${account.identification}:${widget.deviceId}` },
+        });
+        sockets.push(socket);
+        return new Promise<{ ok: true } | { ok: false; message: string; data: unknown }>((resolve) => {
+          socket.once('connect', () => resolve({ ok: true }));
+          socket.once('connect_error', (err: Error & { data?: unknown }) => resolve({ ok: false, message: err.message, data: err.data }));
+        });
+      };
+      expect(await open(address)).to.deep.equal({ ok: true });
+      expect(await open(address)).to.deep.equal({ ok: true });
+      expect(await open(address)).to.deep.equal({ ok: false, message: 'too_many_connections', data: { status: 429, code: 'too_many_connections' } });
+      expect(await open(freshAddress()), 'another address is not capped').to.deep.equal({ ok: true });
+      sockets[0]!.disconnect();
+      // The place is given back once the server sees the connection close.
+      let again = await open(address);
+      for (let i = 0; i < 20 && !again.ok; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        again = await open(address);
+      }
+      expect(again).to.deep.equal({ ok: true });
+    } finally {
+      for (const socket of sockets) socket.disconnect();
+      await server.stop();
+    }
+  });
+});
+
+describe('open connections per address', function () {
+  this.timeout(30_000);
+
+  it('holds slow clients to the cap, and frees a place when one closes', async () => {
+    const server = await startTestServer({ http: { maxConnectionsPerAddress: 3 } });
+    const open: Socket[] = [];
+    try {
+      // Slow clients: a request line and no more.
+      for (let i = 0; i < 3; i++) {
+        const socket = connect(server.port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+        open.push(socket);
+      }
+      const fourth = connect(server.port, '127.0.0.1');
+      const cut = await new Promise<boolean>((resolve) => {
+        fourth.once('close', () => resolve(true));
+        fourth.once('data', () => resolve(false));
+        fourth.once('connect', () => fourth.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+      });
+      expect(cut, 'the fourth connection is closed without an answer').to.equal(true);
+
+      const first = open.shift();
+      await new Promise((resolve) => {
+        first?.once('close', resolve);
+        first?.destroy();
+      });
+      const answer = await fetch(`${server.url}/healthz`, { headers: { connection: 'close' } });
+      expect(answer.status).to.equal(200);
+    } finally {
+      for (const socket of open) socket.destroy();
+      await server.stop();
+    }
+  });
+});

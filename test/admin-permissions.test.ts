@@ -1,0 +1,222 @@
+// The Admin API's permission matrix: every route, for an operator holding each permission (and
+// none, and '*'), on one account and everywhere; and a record of another account answered
+// exactly as an unknown id. The expected permissions are written out here, apart from
+// src/api/admin/policy.ts, so a change of the policy shows up as a failing cell.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { adminRouter } from '../src/api/admin/routers.ts';
+import { PERMISSIONS } from '../src/tenancy/permissions.ts';
+import type { Envelope } from '../src/presenters/envelope.ts';
+import { enqueueCommitted } from './support/deliveries.ts';
+import { adminToken } from './support/factories.ts';
+import { client, type Answer } from './support/http.ts';
+import { sharedServer } from './support/server.ts';
+import { tenant, type Tenant } from './support/tenant.ts';
+
+type Grant = { accountId: number | null; permission: string };
+
+interface Ids {
+  accountId: number;
+  serviceId: number;
+  serviceIdentification: string;
+  deliveryId: string;
+  keyId: number;
+  operatorId: number;
+}
+
+interface Case {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** As the router lists it, under /adminApi. */
+  route: string;
+  path: (ids: Ids) => string;
+  body?: () => unknown;
+  /** Every one of them is needed (deliveries:manage includes deliveries:read). */
+  needs: string[];
+  /** Needs them on every account (a grant with no account), not on the one of the path. */
+  everywhere?: boolean;
+  /** The answer once allowed. */
+  allowed: number;
+  /** A route on a Service or a delivery: another account's record answers as an unknown id. */
+  record?: boolean;
+}
+
+const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
+
+const CASES: Case[] = [
+  { method: 'POST', route: '/accounts', path: () => '/adminApi/accounts', body: () => ({ name: 'Matrix' }), needs: ['accounts:create'], everywhere: true, allowed: 201 },
+  { method: 'GET', route: '/accounts/:accountId', path: (i) => `/adminApi/accounts/${i.accountId}`, needs: ['accounts:read'], allowed: 200 },
+  { method: 'PATCH', route: '/accounts/:accountId', path: (i) => `/adminApi/accounts/${i.accountId}`, body: () => ({ stickyMessage: 'x' }), needs: ['accounts:edit'], allowed: 200 },
+  { method: 'PUT', route: '/accounts/:accountId/default-service', path: (i) => `/adminApi/accounts/${i.accountId}/default-service`, needs: ['services:edit'], allowed: 200 },
+  { method: 'POST', route: '/accounts/:accountId/services', path: (i) => `/adminApi/accounts/${i.accountId}/services`, body: () => ({ name: 'Matrix' }), needs: ['services:edit'], allowed: 201 },
+  { method: 'PATCH', route: '/services/:serviceId', path: (i) => `/adminApi/services/${i.serviceId}`, body: () => ({ name: 'Owner' }), needs: ['services:edit'], allowed: 200, record: true },
+  { method: 'GET', route: '/services/:serviceId/keys', path: (i) => `/adminApi/services/${i.serviceId}/keys`, needs: ['services:edit'], allowed: 200, record: true },
+  { method: 'POST', route: '/services/:serviceId/keys', path: (i) => `/adminApi/services/${i.serviceId}/keys`, needs: ['services:edit'], allowed: 201, record: true },
+  { method: 'DELETE', route: '/services/:serviceId/keys/:keyId', path: (i) => `/adminApi/services/${i.serviceId}/keys/${i.keyId}`, needs: ['services:edit'], allowed: 200, record: true },
+  { method: 'POST', route: '/services/:serviceId/signing-secret', path: (i) => `/adminApi/services/${i.serviceId}/signing-secret`, needs: ['services:edit'], allowed: 200, record: true },
+  { method: 'GET', route: '/accounts/:accountId/users', path: (i) => `/adminApi/accounts/${i.accountId}/users`, needs: ['conversations:read'], allowed: 200 },
+  // An unknown user of the account: 404 once allowed, 403 before.
+  { method: 'GET', route: '/accounts/:accountId/users/:userId/messages', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/messages`, needs: ['conversations:read'], allowed: 404 },
+  { method: 'GET', route: '/operators', path: () => '/adminApi/operators', needs: ['operators:manage'], everywhere: true, allowed: 200 },
+  {
+    method: 'POST',
+    route: '/operators',
+    path: () => '/adminApi/operators',
+    body: () => ({ email: `matrix-${randomBytes(6).toString('hex')}@palaver.test`, password: 'matrix password', grants: [] }),
+    needs: ['operators:manage'],
+    everywhere: true,
+    allowed: 201,
+  },
+  { method: 'PUT', route: '/operators/:operatorId/grants', path: (i) => `/adminApi/operators/${i.operatorId}/grants`, body: () => ({ grants: [] }), needs: ['operators:manage'], everywhere: true, allowed: 200 },
+  { method: 'GET', route: '/services/:serviceId/deliveries', path: (i) => `/adminApi/services/${i.serviceId}/deliveries`, needs: ['deliveries:read', 'conversations:read'], allowed: 200, record: true },
+  // The delivery was delivered, not dead: 409 once allowed.
+  { method: 'POST', route: '/deliveries/:deliveryId/redeliver', path: (i) => `/adminApi/deliveries/${i.deliveryId}/redeliver`, needs: ['deliveries:manage', 'conversations:read'], allowed: 409, record: true },
+];
+
+function holds(held: string[], needed: string): boolean {
+  return held.includes('*') || held.includes(needed) || (needed === 'deliveries:read' && held.includes('deliveries:manage'));
+}
+
+/** The envelope without what differs between any two answers: the duration, the ids in the path. */
+function comparable(answer: Answer, ids: string[]): unknown {
+  const body: Envelope = structuredClone(answer.body);
+  body.metadata.duration = 0;
+  body.metadata.values.url = ids.reduce((url, id) => url.replace(id, ':id'), body.metadata.values.url);
+  return body;
+}
+
+describe('Admin API: permission matrix', function () {
+  this.timeout(120_000);
+  const api = () => client(sharedServer().url);
+  let mine: Tenant;
+  let theirs: Tenant;
+  let ids: Ids;
+  let otherIds: Ids;
+
+  async function operatorToken(grants: Grant[]): Promise<string> {
+    const email = `matrix-${randomBytes(6).toString('hex')}@palaver.test`;
+    const created = await api().post<{ id: number }>('/adminApi/operators', {
+      token: await adminToken(),
+      json: { email, password: 'matrix password', grants },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const login = await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'matrix password' } });
+    expect(login.status, login.text).to.equal(200);
+    return login.body.data.token;
+  }
+
+  async function idsOf(t: Tenant): Promise<Ids> {
+    const token = await adminToken();
+    const key = await api().post<{ id: number }>(`/adminApi/services/${t.service.id}/keys`, { token });
+    expect(key.status, key.text).to.equal(201);
+    const [deliveryId = ''] = await enqueueCommitted(sharedServer(), { recipients: [t.service.id] });
+    const operator = await api().post<{ id: number }>('/adminApi/operators', {
+      token,
+      json: { email: `target-${randomBytes(6).toString('hex')}@palaver.test`, password: 'matrix password', grants: [] },
+    });
+    return {
+      accountId: t.account.id,
+      serviceId: t.service.id,
+      serviceIdentification: t.service.identification,
+      deliveryId,
+      keyId: key.body.data.id,
+      operatorId: operator.body.data.id,
+    };
+  }
+
+  const call = (c: Case, token: string, target: Ids) => {
+    const json = c.route.endsWith('/default-service') ? { serviceIdentification: target.serviceIdentification } : c.body?.();
+    return api()[c.method.toLowerCase() as 'get'](c.path(target), { token, json });
+  };
+
+  before(async () => {
+    mine = await tenant();
+    theirs = await tenant();
+    ids = await idsOf(mine);
+    otherIds = await idsOf(theirs);
+  });
+  after(async () => {
+    await mine.receiver.close();
+    await theirs.receiver.close();
+  });
+
+  it('lists every Admin route but login, once', () => {
+    type Layer = { path: string; methods: string[] };
+    const routes = (adminRouter() as unknown as { stack: Layer[] }).stack.flatMap((layer) =>
+      layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/adminApi/, '')}`),
+    );
+    expect(routes.filter((r) => r !== 'POST /login')).to.have.members(CASES.map((c) => `${c.method} ${c.route}`));
+  });
+
+  it('answers 403 without the permissions and serves with them, for every route and grant', async () => {
+    const sets: string[][] = [[], ...PERMISSIONS.map((p) => [p]), ['*'], ['deliveries:read', 'conversations:read'], ['deliveries:manage', 'conversations:read']];
+    expect(PERMISSIONS).to.include.members(['deliveries:read', 'deliveries:manage', 'conversations:read']);
+    const cells: string[] = [];
+    for (const everywhere of [false, true]) {
+      const tokens = await Promise.all(
+        sets.map((set) => operatorToken(set.map((permission) => ({ permission, accountId: everywhere ? null : ids.accountId })))),
+      );
+      // The operators one after another would take long: each walks every route, side by side.
+      await Promise.all(sets.map(async (set, n) => {
+        const token = tokens[n] ?? '';
+        for (const c of CASES) {
+          const allowed = (everywhere || !c.everywhere) && c.needs.every((p) => holds(set, p));
+          const answer = await call(c, token, ids);
+          const cell = `${c.method} ${c.route} with [${set.join(', ')}] ${everywhere ? 'everywhere' : 'on the account'}`;
+          cells.push(cell);
+          if (allowed) {
+            expect(answer.status, `${cell}: ${answer.text}`).to.equal(c.allowed);
+          } else {
+            expect(answer.status, `${cell}: ${answer.text}`).to.equal(403);
+            expect(answer.body.notifications[0]?.message, cell).to.equal('permission_denied');
+          }
+        }
+      }));
+    }
+    expect(cells).to.have.length(2 * sets.length * CASES.length);
+  });
+
+  it('keeps conversation content from accounts:read alone: the deliveries log needs conversations:read', async () => {
+    const reader = await operatorToken([{ permission: 'accounts:read', accountId: ids.accountId }]);
+    const log = await api().get(`/adminApi/services/${ids.serviceId}/deliveries`, { token: reader });
+    expect(log.status).to.equal(403);
+    const both = await operatorToken([
+      { permission: 'deliveries:read', accountId: ids.accountId },
+      { permission: 'conversations:read', accountId: ids.accountId },
+    ]);
+    const allowed = await api().get<unknown[]>(`/adminApi/services/${ids.serviceId}/deliveries`, { token: both });
+    expect(allowed.status).to.equal(200);
+    expect(allowed.body.data).to.have.length.greaterThan(0);
+    // Held on different accounts, the two do not combine.
+    const split = await operatorToken([
+      { permission: 'deliveries:read', accountId: ids.accountId },
+      { permission: 'conversations:read', accountId: otherIds.accountId },
+    ]);
+    expect((await api().get(`/adminApi/services/${ids.serviceId}/deliveries`, { token: split })).status).to.equal(403);
+  });
+
+  it("answers another account's Service or delivery exactly as an unknown id", async () => {
+    const token = await operatorToken([{ permission: '*', accountId: ids.accountId }]);
+    const unknown: Ids = { ...otherIds, serviceId: 2147483000, deliveryId: UNKNOWN_UUID };
+    for (const c of CASES.filter((x) => x.record)) {
+      const foreign = await call(c, token, otherIds);
+      const missing = await call(c, token, unknown);
+      const own = await call(c, token, ids);
+      expect(own.status, `${c.method} ${c.route} on its own account`).to.equal(c.allowed);
+      expect(foreign.status, `${c.method} ${c.route}: ${foreign.text}`).to.equal(404);
+      expect(comparable(foreign, [otherIds.deliveryId, String(otherIds.serviceId)]), `${c.method} ${c.route}`).to.deep.equal(
+        comparable(missing, [unknown.deliveryId, String(unknown.serviceId)]),
+      );
+      expect(foreign.body.notifications[0]?.message).to.be.oneOf(['service_not_found', 'delivery_not_found']);
+    }
+    // Routes naming the account in the path: 403 for another account, existing or not, alike.
+    for (const c of CASES.filter((x) => !x.record && !x.everywhere)) {
+      const foreign = await call(c, token, otherIds);
+      const missing = await call(c, token, { ...otherIds, accountId: 2147483000 });
+      expect(foreign.status, `${c.method} ${c.route}`).to.equal(403);
+      expect(comparable(foreign, [String(otherIds.accountId)])).to.deep.equal(comparable(missing, ['2147483000']));
+    }
+    // Nothing of the other account changed.
+    const keys = await api().get<Array<{ revokedAt: string | null }>>(`/adminApi/services/${otherIds.serviceId}/keys`, { token: await adminToken() });
+    expect(keys.body.data.every((k) => k.revokedAt === null)).to.equal(true);
+  });
+});

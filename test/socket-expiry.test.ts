@@ -1,0 +1,63 @@
+// A socket lives no longer than the authorization it was opened with: when the registered
+// user's header passes its validUntil, the socket hears `unauthorized` and is disconnected.
+import { expect } from 'chai';
+import { WidgetSocket } from './support/sockets.ts';
+import { tenant, type Tenant } from './support/tenant.ts';
+import { Widget, authFor } from './support/widget.ts';
+
+describe('real-time gateway: expired authorization', function () {
+  this.timeout(30_000);
+  let t: Tenant;
+  const sockets: WidgetSocket[] = [];
+
+  beforeEach(async () => {
+    t = await tenant();
+  });
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.close();
+    await t.receiver.close();
+  });
+
+  it('disconnects a socket when its header expires, with an unauthorized event first; others stay', async () => {
+    // Valid through the second after next: expired about 2 s from now.
+    const validUntil = Math.floor(Date.now() / 1000) + 2;
+    const shortLived = new Widget(t.account, undefined, authFor(t.account, 'expiring-customer', validUntil));
+    expect((await shortLived.register()).status).to.equal(200);
+    const lasting = new Widget(t.account, undefined, authFor(t.account, 'lasting-customer'));
+    expect((await lasting.register()).status).to.equal(200);
+    const anonymous = new Widget(t.account);
+    expect((await anonymous.register()).status).to.equal(200);
+
+    const expiring = new WidgetSocket(shortLived);
+    const others = [new WidgetSocket(lasting), new WidgetSocket(anonymous)];
+    sockets.push(expiring, ...others);
+    await Promise.all([expiring, ...others].map((s) => s.connected()));
+
+    const reason = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('not disconnected')), 10_000);
+      expiring.socket.once('disconnect', (why: string) => {
+        clearTimeout(timer);
+        resolve(why);
+      });
+    });
+    expect(reason, 'the server ended it: the client does not reconnect on its own').to.equal('io server disconnect');
+    expect(Date.now(), 'not before validUntil').to.be.greaterThan(validUntil * 1000);
+    expect(expiring.events('unauthorized')).to.deep.equal([{ code: 'authorization_expired' }]);
+
+    // The same header is refused at the handshake now, as over REST.
+    const again = new WidgetSocket(shortLived);
+    sockets.push(again);
+    const refused = await again.connected().then(
+      () => null,
+      (err: Error) => err.message,
+    );
+    expect(refused).to.equal('authorization_expired');
+
+    for (const socket of others) {
+      expect(socket.socket.connected).to.equal(true);
+      expect(socket.events('unauthorized')).to.deep.equal([]);
+      const ack = await socket.emit('startTyping');
+      expect(ack.status).to.equal('SUCCESS');
+    }
+  });
+});
