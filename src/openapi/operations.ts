@@ -27,7 +27,7 @@ export interface Operation {
 
 export const operations: Operation[] = [
   { method: 'get', path: '/healthz', api: 'health', summary: 'Liveness' },
-  { method: 'get', path: '/readyz', api: 'health', summary: 'Readiness: database (and Redis) reachable' },
+  { method: 'get', path: '/readyz', api: 'health', summary: 'Readiness: 503 without the database; Redis reported (ok or degraded), never failing it' },
   { method: 'get', path: '/metrics', api: 'health', summary: 'Prometheus metrics (text format)' },
   { method: 'get', path: '/openapi.json', api: 'health', summary: 'This document' },
 
