@@ -1,12 +1,15 @@
-# Palaver runs its TypeScript through tsx, as in development: one artefact, no build step to drift.
+# Palaver runs its TypeScript through tsx, as in development; only the browser bundles are built.
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# --ignore-scripts: the browser bundles are built below, once their sources are copied in.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 COPY config ./config
 COPY src ./src
 COPY scripts ./scripts
+COPY web ./web
+RUN npm run build:web
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000

@@ -1,0 +1,39 @@
+// Builds the browser bundles Palaver serves (the chat widget, the operator dashboard) into
+// dist/web/. Runs at `npm install` (the `prepare` script) and before the browser tests, so
+// `npm install && npm start` stays the whole setup and a test never runs a stale bundle.
+import { build, type BuildOptions } from 'esbuild';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const webOutDir = path.join(root, 'dist', 'web');
+
+/** Browsers the bundles are written for: what still runs the Parley web widget, roughly. */
+const target = ['chrome90', 'firefox90', 'safari14', 'edge90'];
+
+const bundles: BuildOptions[] = [
+  {
+    // One classic script a site embeds with one tag: no module loader, no globals but window.Palaver.
+    entryPoints: [path.join(root, 'web/widget/src/main.ts')],
+    outfile: path.join(webOutDir, 'widget.js'),
+    format: 'iife',
+  },
+];
+
+export async function buildWeb(): Promise<void> {
+  mkdirSync(webOutDir, { recursive: true });
+  await Promise.all(bundles.map((options) => build({
+    bundle: true,
+    minify: true,
+    sourcemap: false,
+    target,
+    legalComments: 'none',
+    logLevel: 'warning',
+    ...options,
+  })));
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await buildWeb();
+}
