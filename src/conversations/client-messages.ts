@@ -2,18 +2,21 @@
 // uploaded before with POST /media. Group-committed (group-commit.ts): each caller is answered
 // only after its message and its delivery to the owner have committed.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Account, Device, MessageType, User } from '../db/entities/index.ts';
+import { MessageSchema, type Account, type Device, type Message, type MessageType, type User } from '../db/entities/index.ts';
 import { AppError } from '../errors.ts';
 import { messageNotice, notify } from './notices.ts';
 import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
 import { mediaOfConversation } from './media.ts';
 import { recordUserMessages, type NewMessage, type UserMessage } from './messages.ts';
+import { lockUsers } from './users.ts';
 
 export interface ClientMessageInput {
   typeId: typeof MessageType.user | typeof MessageType.userSystem;
   text: string | null;
   media: { id: string; description?: string | null | undefined } | null;
   requestUrl: string | null;
+  /** The client's name for the message: a second send with it from the device writes nothing. */
+  clientMessageId?: string | null;
 }
 
 export interface ClientMessage {
@@ -30,16 +33,37 @@ export function clientMessageWriter(options: Omit<GroupCommitOptions<ClientMessa
   return new GroupCommit({ ...options, name: 'client', write: writeClientMessages });
 }
 
-/** One transaction: the messages whose uploads check out, with their deliveries. */
+/**
+ * One transaction: the messages whose uploads check out, with their deliveries. A message
+ * whose client id its device has sent before (a retry after a lost answer) is answered with
+ * the message written then: nothing new is written, delivered or pushed.
+ */
 async function writeClientMessages(tx: EntityManager, batch: readonly ClientMessage[]): Promise<Array<Written<NewMessage>>> {
   const outcomes: Array<Written<NewMessage>> = [];
   const accepted: Array<{ at: number; message: UserMessage }> = [];
+  const sentBefore = await earlierSends(tx, batch);
+  // The same client id twice in one batch: the later item is answered with the earlier's message.
+  const firstAt = new Map<string, number>();
+  const repeats: Array<{ at: number; of: number }> = [];
   for (const [at, { account, user, device, input }] of batch.entries()) {
+    const key = input.clientMessageId == null ? null : clientKey(device.id, input.clientMessageId);
+    const earlier = key === null ? undefined : sentBefore.get(key);
+    if (earlier) {
+      outcomes[at] = { ok: true, value: { message: earlier, prevId: null } };
+      continue;
+    }
+    const first = key === null ? undefined : firstAt.get(key);
+    if (first !== undefined) {
+      repeats.push({ at, of: first });
+      continue;
+    }
     try {
       // Only an upload of this conversation can be sent in it.
       const media = input.media ? await mediaOfConversation(tx, user.id, input.media) : null;
       const text = media ? null : input.text;
-      accepted.push({ at, message: { account, user, input: { typeId: input.typeId, text, media, deviceId: device.id, requestUrl: input.requestUrl } } });
+      const { typeId, requestUrl, clientMessageId } = input;
+      accepted.push({ at, message: { account, user, input: { typeId, text, media, deviceId: device.id, requestUrl, clientMessageId } } });
+      if (key !== null) firstAt.set(key, at);
     } catch (err) {
       // A refusal (media_not_found) is the sender's alone; anything else aborts the transaction.
       if (!(err instanceof AppError)) throw err;
@@ -52,5 +76,29 @@ async function writeClientMessages(tx: EntityManager, batch: readonly ClientMess
     outcomes[at] = value ? { ok: true, value } : { ok: false, error: new Error('message not recorded') };
     if (value) notify(tx, messageNotice(value.message, value.prevId));
   });
+  for (const { at, of } of repeats) {
+    const first = outcomes[of];
+    outcomes[at] = first?.ok ? { ok: true, value: { message: first.value.message, prevId: null } } : (first ?? { ok: false, error: new Error('message not recorded') });
+  }
   return outcomes;
+}
+
+const clientKey = (deviceId: number | null, clientMessageId: string) => `${deviceId ?? ''}:${clientMessageId}`;
+
+/**
+ * The messages the batch's devices already sent under the batch's client ids, read under the
+ * senders' user locks, so a retry racing its first send waits for it and then finds it.
+ * Batches without client ids (the Parley clients) cost nothing more.
+ */
+async function earlierSends(tx: EntityManager, batch: readonly ClientMessage[]): Promise<Map<string, Message>> {
+  const keyed = batch.filter((item) => item.input.clientMessageId != null);
+  const found = new Map<string, Message>();
+  if (keyed.length === 0) return found;
+  await lockUsers(tx, keyed.map((item) => item.user.id));
+  const rows = await tx.find(MessageSchema, {
+    deviceId: { $in: [...new Set(keyed.map((item) => item.device.id))] },
+    clientMessageId: { $in: [...new Set(keyed.map((item) => item.input.clientMessageId as string))] },
+  });
+  for (const row of rows) if (row.clientMessageId != null) found.set(clientKey(row.deviceId ?? null, row.clientMessageId), row);
+  return found;
 }

@@ -25,6 +25,8 @@ export interface UserMessageInput {
   media: MediaReference | null;
   deviceId: number | null;
   requestUrl: string | null;
+  /** The client's name for the message (see client-messages.ts), if it gave one. */
+  clientMessageId?: string | null;
 }
 
 export interface NewMessage {
@@ -39,6 +41,7 @@ export interface NewMessage {
 type MessageFields = Pick<Message, 'deviceId' | 'typeId' | 'message' | 'media' | 'agent' | 'requestUrl'> & {
   /** The rich parts of an agent message (title, buttons, quick replies, carousel); null otherwise. */
   content: MessageContent | null;
+  clientMessageId?: string | null;
 };
 
 export interface MessageRow extends MessageFields {
@@ -97,7 +100,8 @@ export async function insertLocked(em: EntityManager, rows: readonly MessageRow[
     `with r as (
        select r.*, nextval(pg_get_serial_sequence('messages', 'id')) as id
        from jsonb_to_recordset(?::jsonb) as r(n int, user_id int, device_id int, type_id smallint,
-                                               message text, media jsonb, agent jsonb, content jsonb, request_url text)
+                                               message text, media jsonb, agent jsonb, content jsonb, request_url text,
+                                               client_message_id text)
      ),
      p as (
        select r.*, coalesce(
@@ -107,8 +111,8 @@ export async function insertLocked(em: EntityManager, rows: readonly MessageRow[
        from r
      ),
      inserted as (
-       insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, status, created_at)
-       select id, user_id, device_id, type_id, message, media, agent, content, request_url, 2, ? from p
+       insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
+       select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, ? from p
      )
      select id, prev_id from p order by n`,
     [
@@ -123,6 +127,7 @@ export async function insertLocked(em: EntityManager, rows: readonly MessageRow[
           agent: row.agent,
           content: row.content,
           request_url: row.requestUrl,
+          client_message_id: row.clientMessageId ?? null,
         })),
       ),
       createdAt,
@@ -134,7 +139,14 @@ export async function insertLocked(em: EntityManager, rows: readonly MessageRow[
     const user = target[i] as LockedUser;
     const ids = numbered[i];
     if (!ids) throw new Error('message not inserted');
-    const message: Message = { ...row, id: Number(ids.id), userId: user.id, status: MessageStatusValue.available, createdAt };
+    const message: Message = {
+      ...row,
+      clientMessageId: row.clientMessageId ?? null,
+      id: Number(ids.id),
+      userId: user.id,
+      status: MessageStatusValue.available,
+      createdAt,
+    };
     return { message, prevId: ids.prev_id === null ? null : Number(ids.prev_id), user };
   });
   return written;
@@ -160,6 +172,7 @@ export async function recordUserMessages(em: EntityManager, messages: readonly U
       agent: null,
       content: null,
       requestUrl: input.requestUrl,
+      clientMessageId: input.clientMessageId ?? null,
     })),
   );
   await enqueueAll(

@@ -48,6 +48,12 @@ export const messageBody = z
      * the Service with typeId 4 and, like every user system message, not listed to clients.
      */
     typeId: z.union([z.literal(1), z.literal(4)], { message: 'a client may send typeId 1 or 4 only' }).optional(),
+    /**
+     * The client's own name for this message (Palaver's widget sends one; the Parley clients do
+     * not): sending the same id again from the same device writes nothing and answers the
+     * message written the first time, so a client may retry whenever it did not hear the answer.
+     */
+    clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, '8 to 64 letters, digits, - or _').optional(),
     referer,
     referrer: referer,
   })

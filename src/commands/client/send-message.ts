@@ -22,6 +22,7 @@ export async function sendClientMessage(
       text: body.message ?? null,
       media: body.media ?? null,
       requestUrl: pageAddress(body, refererHeader),
+      clientMessageId: body.clientMessageId ?? null,
     },
   });
   return message;

@@ -60,6 +60,8 @@ export const MessageSchema = defineEntity({
     agent: p.json<AgentSnapshot>().nullable(),
     content: p.json<MessageContent>().nullable(),
     requestUrl: p.text().nullable(),
+    /** The sending client's own name for the message, so a retry writes nothing twice (unique per device). */
+    clientMessageId: p.string().length(64).nullable(),
     status: p.smallint().$type<MessageStatus>(),
     createdAt: p.datetime().onCreate(() => new Date()),
   }),
