@@ -115,6 +115,15 @@ const schema = z.object({
     maxSocketsPerAddress: z.coerce.number().int().positive(),
   }),
   demo: booleanLike,
+  /**
+   * GET / shows a page with the chat widget on one account (the first one, unless named): what
+   * a newcomer sees after the first `npm start`. Off in production, where / answers 404.
+   */
+  demoPage: z.object({
+    enabled: booleanLike,
+    /** The identification of the account the page uses; unset: the oldest account. */
+    account: z.string().min(1).optional(),
+  }),
   metrics: z
     .object({
       /** Set: GET /metrics needs `Authorization: Bearer <token>`. Unset (the default): /metrics is open. */
@@ -141,6 +150,8 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_WEBHOOK_TIMEOUT_MS', ['webhooks', 'timeoutMs']],
   ['PALAVER_DELIVERY_WORKER', ['webhooks', 'enabled']],
   ['PALAVER_DEMO', ['demo']],
+  ['PALAVER_DEMO_PAGE', ['demoPage', 'enabled']],
+  ['PALAVER_DEMO_PAGE_ACCOUNT', ['demoPage', 'account']],
   ['PALAVER_METRICS_TOKEN', ['metrics', 'token']],
 ];
 

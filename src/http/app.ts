@@ -10,6 +10,7 @@ import { adminRouter } from '../api/admin/routers.ts';
 import { healthRouter } from '../api/health.ts';
 import { clientRouters, isClientApiPath } from '../api/client/routers.ts';
 import { serviceRouters } from '../api/service/routers.ts';
+import { webRouter } from '../api/web/routers.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { clientAddress } from './middleware/client-address.ts';
 import { jsonBody } from './middleware/body.ts';
@@ -22,7 +23,7 @@ import type { AppContextExtras, AppRouter, AppState } from './types.ts';
 
 /** Every router of the server, in the order requests try them. */
 export function routers(deps: Pick<AppDeps, 'config'>): AppRouter[] {
-  return [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters(deps.config.client)];
+  return [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters(deps.config.client), webRouter()];
 }
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {

@@ -31,6 +31,7 @@ const SECURITY: Record<Api, Json[]> = {
   admin: [{ operatorToken: [] }],
   client: [{ identification: [] }, { identification: [], customerAuthorization: [] }],
   service: [{ serviceKey: [] }],
+  web: [],
 };
 
 function describe(operation: Operation): Json {
@@ -55,13 +56,15 @@ function describe(operation: Operation): Json {
     ...(body ? { requestBody: body } : {}),
     security: isLogin ? [] : SECURITY[operation.api],
     responses: {
-      [status]: { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
+      [status]: operation.produces
+        ? { description: 'Success', content: { [operation.produces]: { schema: { type: 'string' } } } }
+        : { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
       default: { description: 'An error, in the same envelope', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
     },
   };
 }
 
-const PREFIXES: Record<Api, readonly string[]> = { health: [''], admin: [''], client: CLIENT_PREFIXES, service: SERVICE_PREFIXES };
+const PREFIXES: Record<Api, readonly string[]> = { health: [''], admin: [''], client: CLIENT_PREFIXES, service: SERVICE_PREFIXES, web: [''] };
 
 export function openApiDocument(): Json {
   const paths: Record<string, Json> = {};

@@ -6,8 +6,9 @@ import * as admin from '../api/admin/schema.ts';
 import * as clientApi from '../api/client/schema.ts';
 import * as clientInput from '../commands/client/input.ts';
 import * as service from '../api/service/schema.ts';
+import * as web from '../api/web/widget.ts';
 
-export type Api = 'health' | 'admin' | 'client' | 'service';
+export type Api = 'health' | 'admin' | 'client' | 'service' | 'web';
 
 export interface Operation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -23,6 +24,8 @@ export interface Operation {
   status?: number;
   /** Served under the API's version prefixes only, not at the root. */
   versionedOnly?: boolean;
+  /** The success answer's media type, when it is not the JSON envelope (scripts, pages). */
+  produces?: string;
 }
 
 export const operations: Operation[] = [
@@ -30,6 +33,10 @@ export const operations: Operation[] = [
   { method: 'get', path: '/readyz', api: 'health', summary: 'Readiness: 503 without the database; Redis reported (ok or degraded), never failing it' },
   { method: 'get', path: '/metrics', api: 'health', summary: 'Prometheus metrics (text format)' },
   { method: 'get', path: '/openapi.json', api: 'health', summary: 'This document' },
+  { method: 'get', path: '/widget.js', api: 'web', summary: 'The chat widget script, newest build (cached 5 minutes, ETag)', produces: 'text/javascript' },
+  { method: 'get', path: '/widget/{hash}', api: 'web', summary: 'One exact build of the widget script (<hash>.js, cached for good)', params: web.widgetBuildParams, produces: 'text/javascript' },
+  { method: 'get', path: '/widget.json', api: 'web', summary: 'The newest widget build: its immutable path, integrity value and size' },
+  { method: 'get', path: '/', api: 'web', summary: 'The demo page with the widget (demoPage.enabled; 404 otherwise)', produces: 'text/html' },
 
   { method: 'post', path: '/adminApi/login', api: 'admin', summary: 'Operator login: a bearer token', body: admin.loginBody },
   { method: 'post', path: '/adminApi/accounts', api: 'admin', summary: 'Create an account', body: admin.createAccountBody, status: 201 },

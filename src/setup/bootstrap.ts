@@ -1,6 +1,8 @@
 // What a start does to the data before serving: the configured operator, and on the very
 // first start with nothing configured, a demo account so that `npm start` is useful at once.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import { AccountSchema } from '../db/entities/index.ts';
@@ -16,7 +18,14 @@ export interface DemoSetup {
   accountIdentification: string;
   serviceIdentification: string;
   apiKey: string;
+  signingSecret: string;
 }
+
+/** Where the demo bot is expected: the demo Service's webhook URL (`npm run demo-bot` listens there). */
+export const DEMO_BOT_URL = 'http://127.0.0.1:4000/';
+
+/** The demo Service's credentials, kept for `npm run demo-bot` beside the embedded database. */
+export const DEMO_BOT_FILE = 'demo-bot.json';
 
 export async function bootstrap(em: EntityManager, config: Config, logger: Logger): Promise<DemoSetup | null> {
   const { email, password } = config.admin;
@@ -26,7 +35,16 @@ export async function bootstrap(em: EntityManager, config: Config, logger: Logge
     return null;
   }
   if (!config.demo || (await em.count(AccountSchema, {})) > 0) return null;
-  return createDemo(em);
+  const demo = await createDemo(em);
+  // Only the demo's own Service, only in the data directory (mode 0600): what lets the bot
+  // start with `npm run demo-bot` and no copying of secrets.
+  mkdirSync(config.dataDir, { recursive: true });
+  writeFileSync(
+    path.join(config.dataDir, DEMO_BOT_FILE),
+    `${JSON.stringify({ apiKey: demo.apiKey, signingSecret: demo.signingSecret }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
+  return demo;
 }
 
 async function createDemo(em: EntityManager): Promise<DemoSetup> {
@@ -38,7 +56,7 @@ async function createDemo(em: EntityManager): Promise<DemoSetup> {
     grants: [{ accountId: null, permission: '*' }],
   });
   const account = await createAccount(em, { name: 'Demo' });
-  const created = await createService(em, account.id, { name: 'Demo Service' });
+  const created = await createService(em, account.id, { name: 'Demo Service', webhookUrl: DEMO_BOT_URL });
   if (!created) throw new Error('demo account vanished while being set up');
   return {
     operatorEmail,
@@ -47,6 +65,7 @@ async function createDemo(em: EntityManager): Promise<DemoSetup> {
     accountIdentification: account.identification,
     serviceIdentification: created.service.identification,
     apiKey: created.apiKey,
+    signingSecret: created.service.signingSecret,
   };
 }
 
@@ -59,6 +78,9 @@ export function demoBanner(demo: DemoSetup, baseUrl: string): string {
     `    Admin API   ${baseUrl}/adminApi   operator ${demo.operatorEmail} / ${demo.operatorPassword}`,
     `    Account     id ${demo.accountId}, identification ${demo.accountIdentification}`,
     `    Service     identification ${demo.serviceIdentification}, API key ${demo.apiKey}`,
+    `                webhook ${DEMO_BOT_URL} (run \`npm run demo-bot\` to answer there)`,
+    `    Dashboard   ${baseUrl}/dashboard`,
+    `    Chat demo   ${baseUrl}/`,
     '',
     '  Try it:',
     `    curl -s -X POST ${baseUrl}/adminApi/login -H 'content-type: application/json' \\`,

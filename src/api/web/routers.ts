@@ -1,0 +1,13 @@
+// What browsers load from Palaver besides the APIs: the chat widget's script and the demo page.
+import Router from '@koa/router';
+import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
+import { WebAssets } from '../../http/web-assets.ts';
+import { demoPageRoutes } from './demo-page.ts';
+import { widgetRoutes } from './widget.ts';
+
+export function webRouter(assets: WebAssets = new WebAssets()): AppRouter {
+  const router: AppRouter = new Router<AppState, AppContextExtras>();
+  widgetRoutes(router, assets);
+  demoPageRoutes(router);
+  return router;
+}

@@ -1,0 +1,83 @@
+// What the widget says, per language; a site may replace any of it (settings.strings).
+export interface Strings {
+  defaultTitle: string;
+  openChat: string;
+  closeChat: string;
+  message: string;
+  placeholder: string;
+  send: string;
+  attachFile: string;
+  messages: string;
+  unread: (count: number) => string;
+  sending: string;
+  notSent: string;
+  retry: string;
+  seen: string;
+  offline: string;
+  reconnecting: string;
+  typing: (name: string) => string;
+  agentFallback: string;
+  you: string;
+  loadingOlder: string;
+  startOfConversation: string;
+  uploadFailed: string;
+  fileTooLarge: string;
+  fileTypeRefused: string;
+  download: string;
+}
+
+const en: Strings = {
+  defaultTitle: 'Chat with us',
+  openChat: 'Open chat',
+  closeChat: 'Close chat',
+  message: 'Message',
+  placeholder: 'Write a message…',
+  send: 'Send',
+  attachFile: 'Attach file',
+  messages: 'Messages',
+  unread: (n) => (n === 1 ? '1 unread message' : `${n} unread messages`),
+  sending: 'Sending…',
+  notSent: 'Not sent.',
+  retry: 'Retry',
+  seen: 'Seen',
+  offline: 'You are offline. Messages will be sent when the connection is back.',
+  reconnecting: 'Connection lost. Reconnecting…',
+  typing: (name) => `${name} is typing…`,
+  agentFallback: 'Agent',
+  you: 'You',
+  loadingOlder: 'Loading earlier messages…',
+  startOfConversation: 'Start of the conversation',
+  uploadFailed: 'The file could not be sent.',
+  fileTooLarge: 'The file is too large.',
+  fileTypeRefused: 'This kind of file cannot be sent.',
+  download: 'Download',
+};
+
+const nl: Strings = {
+  defaultTitle: 'Chat met ons',
+  openChat: 'Chat openen',
+  closeChat: 'Chat sluiten',
+  message: 'Bericht',
+  placeholder: 'Schrijf een bericht…',
+  send: 'Versturen',
+  attachFile: 'Bestand bijvoegen',
+  messages: 'Berichten',
+  unread: (n) => (n === 1 ? '1 ongelezen bericht' : `${n} ongelezen berichten`),
+  sending: 'Versturen…',
+  notSent: 'Niet verstuurd.',
+  retry: 'Opnieuw',
+  seen: 'Gelezen',
+  offline: 'Je bent offline. Berichten gaan weg zodra de verbinding terug is.',
+  reconnecting: 'Verbinding verbroken. Opnieuw verbinden…',
+  typing: (name) => `${name} is aan het typen…`,
+  agentFallback: 'Medewerker',
+  you: 'Jij',
+  loadingOlder: 'Eerdere berichten laden…',
+  startOfConversation: 'Begin van het gesprek',
+  uploadFailed: 'Het bestand kon niet worden verstuurd.',
+  fileTooLarge: 'Het bestand is te groot.',
+  fileTypeRefused: 'Dit soort bestand kan niet worden verstuurd.',
+  download: 'Downloaden',
+};
+
+export const STRINGS: Record<string, Strings> = { en, nl };

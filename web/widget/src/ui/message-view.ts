@@ -1,0 +1,175 @@
+// One entry of the conversation as a list item: the visitor's messages on the right (pending,
+// failed with a Retry, seen), agents' on the left with their name and avatar, system messages in
+// the middle; text, images, files, buttons and carousels.
+import type { Outgoing } from '../conversation.ts';
+import type { Strings } from '../strings.ts';
+import { TYPE, type AgentView, type ButtonView, type CarouselCard, type ChatMessage, type MediaView } from '../types.ts';
+import { formatBytes, h, icon, ICONS } from './dom.ts';
+
+export interface MessageActions {
+  strings: Strings;
+  /** An object URL for a conversation file (downloaded with the visitor's headers, once). */
+  fileUrl(media: MediaView): Promise<string>;
+  /** The visitor's own file of a confirmed message, if this page still has it. */
+  localFile(messageId: number): File | undefined;
+  /** A reply button's or quick reply's text, sent as the visitor's message. */
+  reply(text: string): void;
+  retry(outgoing: Outgoing): void;
+}
+
+const isImage = (mimeType: string) => mimeType.startsWith('image/');
+const mediaPath = (m: MediaView) => `${m.year}/${m.month}/${m.day}/${m.filename}`;
+
+/** Only web addresses open from a message: a `javascript:` payload from a Service never runs. */
+function safeUrl(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
+export function avatar(agent: AgentView | null, fallback: string): HTMLElement {
+  const name = agent?.name || fallback;
+  const initials = h('span', { class: 'avatar', 'aria-hidden': 'true' }, name.trim().charAt(0).toUpperCase());
+  const url = agent?.avatar ? safeUrl(agent.avatar) : null;
+  if (!url) return initials;
+  const image = h('img', { class: 'avatar', src: url, alt: '' });
+  image.addEventListener('error', () => image.replaceWith(initials), { once: true });
+  return image;
+}
+
+function time(seconds: number): HTMLElement {
+  const date = new Date(seconds * 1000);
+  return h('time', { datetime: date.toISOString() }, date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
+}
+
+function imageOf(media: MediaView, url: Promise<string>): HTMLElement {
+  const image = h('img', { class: 'image', alt: media.description || media.filename });
+  url.then(
+    (src) => {
+      image.src = src;
+    },
+    () => image.replaceWith(h('span', {}, media.description || media.filename)),
+  );
+  return image;
+}
+
+function fileOf(media: MediaView, url: Promise<string>, size: number | undefined, strings: Strings): HTMLElement {
+  const name = media.description || media.filename;
+  const sizeText = h('span', { class: 'size' }, size === undefined ? '' : formatBytes(size));
+  const link = h('a', { class: 'file', download: name, title: `${strings.download} ${name}` }, icon(ICONS.file), h('span', { class: 'name' }, name), sizeText);
+  url.then(
+    (href) => {
+      link.href = href;
+      if (size === undefined) {
+        void fetch(href)
+          .then((r) => r.blob())
+          .then((blob) => {
+            sizeText.textContent = formatBytes(blob.size);
+          });
+      }
+    },
+    () => link.removeAttribute('href'),
+  );
+  return link;
+}
+
+/** One object URL per local file, however often its message is drawn again. */
+const localUrls = new WeakMap<File, string>();
+
+function localUrl(file: File): string {
+  let url = localUrls.get(file);
+  if (!url) {
+    url = URL.createObjectURL(file);
+    localUrls.set(file, url);
+  }
+  return url;
+}
+
+function mediaOf(media: MediaView, actions: MessageActions, local: File | undefined): HTMLElement {
+  const url = local ? Promise.resolve(localUrl(local)) : actions.fileUrl(media);
+  return isImage(media.mimeType) ? imageOf(media, url) : fileOf(media, url, local?.size, actions.strings);
+}
+
+function buttonsOf(buttons: readonly ButtonView[], actions: MessageActions): HTMLElement | null {
+  if (buttons.length === 0) return null;
+  const list = h('div', { class: 'buttons' });
+  for (const button of buttons) {
+    if (button.type === 'reply') {
+      const element = h('button', { class: 'action', type: 'button' }, button.title);
+      element.addEventListener('click', () => actions.reply(button.payload));
+      list.append(element);
+    } else if (button.type === 'phoneNumber') {
+      list.append(h('a', { class: 'action', href: `tel:${button.payload.replace(/^tel:(\/\/)?/, '')}` }, button.title));
+    } else {
+      const url = safeUrl(button.payload);
+      if (url) list.append(h('a', { class: 'action', href: url, target: '_blank', rel: 'noopener noreferrer' }, button.title));
+    }
+  }
+  return list;
+}
+
+function cardOf(card: CarouselCard, actions: MessageActions): HTMLElement {
+  return h(
+    'div',
+    { class: 'card' },
+    card.media ? mediaOf(card.media, actions, undefined) : null,
+    card.title ? h('strong', { class: 'title' }, card.title) : null,
+    card.message ? h('div', {}, card.message) : null,
+    buttonsOf(card.buttons, actions),
+  );
+}
+
+function bodyOf(text: string | null, title: string | null, media: HTMLElement | null, extra: Array<HTMLElement | null>): HTMLElement {
+  const bubble = h('div', { class: media && !text && !title && media.tagName === 'IMG' ? 'bubble has-image' : 'bubble' });
+  if (title) bubble.append(h('strong', { class: 'title' }, title));
+  if (media) bubble.append(media);
+  if (text) bubble.append(text);
+  for (const part of extra) if (part) bubble.append(part);
+  return bubble;
+}
+
+export function renderMessage(message: ChatMessage, actions: MessageActions, showSeen: boolean): HTMLLIElement {
+  const { strings } = actions;
+  if (message.typeId === TYPE.info || message.typeId === TYPE.agentSystem) {
+    return h('li', { class: 'msg system', 'data-id': String(message.id) }, h('div', { class: 'stack' }, h('div', { class: 'bubble' }, message.message ?? '')));
+  }
+  const media = message.media ? mediaOf(message.media, actions, actions.localFile(message.id)) : null;
+  const carousel = message.carousel.length > 0 ? h('div', { class: 'carousel' }, ...message.carousel.map((card) => cardOf(card, actions))) : null;
+  const bubble = bodyOf(message.message, message.title, media, [buttonsOf(message.buttons, actions)]);
+  if (message.typeId === TYPE.user) {
+    const meta = h('div', { class: 'meta' }, time(message.time), showSeen && message.status >= 4 ? h('span', {}, `· ${strings.seen}`) : null);
+    return h('li', { class: 'msg visitor', 'data-id': String(message.id) }, h('div', { class: 'stack' }, h('span', { class: 'sr-only' }, `${strings.you}:`), bubble, meta));
+  }
+  const name = message.agent?.name || strings.agentFallback;
+  return h(
+    'li',
+    { class: 'msg agent', 'data-id': String(message.id) },
+    avatar(message.agent, strings.agentFallback),
+    h('div', { class: 'stack' }, h('div', { class: 'author' }, name), bubble, carousel, h('div', { class: 'meta' }, time(message.time))),
+  );
+}
+
+export function renderOutgoing(outgoing: Outgoing, actions: MessageActions): HTMLLIElement {
+  const { strings } = actions;
+  const media = outgoing.file
+    ? mediaOf({ id: '', mimeType: outgoing.file.type, year: '', month: '', day: '', filename: outgoing.file.name, description: outgoing.file.name }, actions, outgoing.file)
+    : null;
+  const meta = h('div', { class: 'meta' });
+  if (outgoing.state === 'failed') {
+    const retry = h('button', { type: 'button' }, strings.retry);
+    retry.addEventListener('click', () => actions.retry(outgoing));
+    meta.append(h('span', { class: 'failed' }, outgoing.error ?? strings.notSent), retry);
+  } else {
+    meta.append(h('span', {}, strings.sending));
+  }
+  return h(
+    'li',
+    { class: 'msg visitor pending', 'data-key': outgoing.key, 'aria-busy': outgoing.state === 'sending' ? 'true' : undefined },
+    h('div', { class: 'stack' }, h('span', { class: 'sr-only' }, `${strings.you}:`), bodyOf(outgoing.text, null, media, []), meta),
+  );
+}
+
+export { mediaPath };

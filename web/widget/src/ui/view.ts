@@ -1,0 +1,183 @@
+// The widget's elements in its Shadow DOM: the launcher with its unread badge, and the chat
+// dialog (WAI-ARIA dialog and log patterns): a header naming the dialog, the offline banner, the
+// sticky message, the conversation log, the typing line, quick replies and the composer.
+import type { Settings } from '../settings.ts';
+import { h, icon, ICONS } from './dom.ts';
+import { trapFocus } from './focus-trap.ts';
+import { CSS } from './styles.ts';
+
+export interface ViewHandlers {
+  open(): void;
+  close(): void;
+  send(text: string): void;
+  attach(file: File): void;
+  typed(): void;
+  nearTop(): void;
+}
+
+function adoptStyles(root: ShadowRoot): void {
+  // A constructed sheet needs no 'unsafe-inline' under a Content-Security-Policy; older browsers get a <style>.
+  if ('adoptedStyleSheets' in root && typeof CSSStyleSheet === 'function' && 'replaceSync' in CSSStyleSheet.prototype) {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(CSS);
+    root.adoptedStyleSheets = [sheet];
+  } else {
+    root.append(h('style', {}, CSS));
+  }
+}
+
+export class View {
+  readonly host: HTMLElement;
+  readonly shadow: ShadowRoot;
+  readonly root: HTMLElement;
+  readonly launcher: HTMLButtonElement;
+  readonly badge: HTMLElement;
+  readonly unreadText: HTMLElement;
+  readonly dialog: HTMLElement;
+  readonly subtitle: HTMLElement;
+  readonly headerAvatar: HTMLElement;
+  readonly banner: HTMLElement;
+  readonly sticky: HTMLElement;
+  readonly log: HTMLElement;
+  readonly older: HTMLElement;
+  readonly items: HTMLOListElement;
+  readonly typing: HTMLElement;
+  readonly quick: HTMLElement;
+  readonly notice: HTMLElement;
+  readonly textarea: HTMLTextAreaElement;
+  readonly sendButton: HTMLButtonElement;
+  readonly fileInput: HTMLInputElement;
+
+  constructor(
+    private readonly settings: Settings,
+    private readonly handlers: ViewHandlers,
+  ) {
+    const s = settings.strings;
+    this.host = h('div', { 'data-palaver-widget': '' });
+    this.shadow = this.host.attachShadow({ mode: 'open' });
+    adoptStyles(this.shadow);
+
+    this.badge = h('span', { class: 'badge', 'aria-hidden': 'true', hidden: true });
+    this.unreadText = h('span', { class: 'sr-only', id: 'palaver-unread' });
+    this.launcher = h(
+      'button',
+      { class: 'launcher', type: 'button', 'aria-label': s.openChat, 'aria-describedby': 'palaver-unread', 'aria-expanded': 'false', 'aria-controls': 'palaver-dialog' },
+      icon(ICONS.chat),
+      this.badge,
+    );
+
+    this.headerAvatar = h('span', { hidden: true });
+    this.subtitle = h('p', {});
+    const close = h('button', { class: 'close', type: 'button', 'aria-label': s.closeChat }, icon(ICONS.close));
+    const header = h('div', { class: 'header' }, this.headerAvatar, h('div', { class: 'heading' }, h('h2', { id: 'palaver-title' }, settings.title), this.subtitle), close);
+
+    this.banner = h('div', { class: 'banner', role: 'status', hidden: true });
+    this.sticky = h('div', { class: 'sticky', hidden: true });
+    this.older = h('div', { class: 'older', hidden: true });
+    this.items = h('ol', { class: 'items' });
+    this.log = h('div', { class: 'log', role: 'log', 'aria-label': s.messages, tabindex: '0' }, this.older, this.items);
+    this.typing = h('div', { class: 'typing', role: 'status' });
+    this.quick = h('div', { class: 'quick', hidden: true });
+    this.notice = h('div', { class: 'notice', role: 'alert', hidden: true });
+
+    this.textarea = h('textarea', { 'aria-label': s.message, placeholder: s.placeholder, rows: '1', maxlength: '5000', enterkeyhint: 'send' });
+    this.fileInput = h('input', { type: 'file', hidden: true, tabindex: '-1', accept: 'image/png,image/jpeg,image/gif,application/pdf,.doc,.docx,.xls,.xlsx,.ppt,.pptx,.txt,.csv,audio/*,video/mp4' });
+    const attach = h('button', { class: 'icon-button', type: 'button', 'aria-label': s.attachFile }, icon(ICONS.attach));
+    this.sendButton = h('button', { class: 'icon-button send', type: 'submit', 'aria-label': s.send, disabled: true }, icon(ICONS.send));
+    const composer = h('form', { class: 'composer' }, attach, this.fileInput, this.textarea, this.sendButton);
+
+    this.dialog = h(
+      'div',
+      { class: 'dialog', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'palaver-title', id: 'palaver-dialog', hidden: true },
+      header,
+      this.banner,
+      this.sticky,
+      this.log,
+      this.typing,
+      this.quick,
+      this.notice,
+      composer,
+    );
+    this.root = h('div', { class: settings.position === 'left' ? 'root left' : 'root' }, this.dialog, this.launcher, this.unreadText);
+    // Set through the CSSOM, which a Content-Security-Policy does not count as an inline style.
+    this.root.style.setProperty('--primary', settings.primaryColor);
+    this.shadow.append(this.root);
+
+    this.launcher.addEventListener('click', () => handlers.open());
+    close.addEventListener('click', () => handlers.close());
+    attach.addEventListener('click', () => this.fileInput.click());
+    this.fileInput.addEventListener('change', () => {
+      const file = this.fileInput.files?.[0];
+      this.fileInput.value = '';
+      if (file) handlers.attach(file);
+    });
+    composer.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.submit();
+    });
+    this.textarea.addEventListener('keydown', (event) => {
+      // Enter sends; Shift+Enter is a new line; an IME composing text keeps its Enter.
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.submit();
+      }
+    });
+    this.textarea.addEventListener('input', () => {
+      this.sendButton.disabled = this.textarea.value.trim() === '';
+      this.autosize();
+      handlers.typed();
+    });
+    this.dialog.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        handlers.close();
+        return;
+      }
+      trapFocus(this.dialog, this.shadow, event);
+    });
+    this.log.addEventListener('scroll', () => {
+      if (this.log.scrollTop < 40) handlers.nearTop();
+    });
+  }
+
+  private submit(): void {
+    const text = this.textarea.value.trim();
+    if (!text) return;
+    this.textarea.value = '';
+    this.sendButton.disabled = true;
+    this.autosize();
+    this.handlers.send(text);
+  }
+
+  private autosize(): void {
+    this.textarea.style.height = 'auto';
+    this.textarea.style.height = `${Math.min(this.textarea.scrollHeight + 2, 120)}px`;
+  }
+
+  show(open: boolean): void {
+    this.dialog.hidden = !open;
+    this.root.classList.toggle('open', open);
+    this.launcher.setAttribute('aria-expanded', String(open));
+    if (open) this.textarea.focus();
+    else this.launcher.focus();
+  }
+
+  setUnread(count: number): void {
+    this.badge.hidden = count === 0;
+    this.badge.textContent = count > 99 ? '99+' : String(count);
+    this.unreadText.textContent = count === 0 ? '' : this.settings.strings.unread(count);
+  }
+
+  nearBottom(): boolean {
+    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
+  }
+
+  scrollToBottom(): void {
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  showNotice(text: string | null): void {
+    this.notice.hidden = text === null;
+    this.notice.textContent = text ?? '';
+  }
+}
