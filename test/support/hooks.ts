@@ -1,4 +1,5 @@
 // Mocha root hooks: one Palaver for the whole run, on the database mode the run is in.
+import { buildWeb } from '../../scripts/build-web.ts';
 import { mode } from './database.ts';
 import { setSharedServer, sharedServer, startTestServer } from './server.ts';
 
@@ -6,6 +7,8 @@ export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(60_000);
     process.stdout.write(`  (database: ${mode}${process.env.TEST_REDIS_URL ? ', redis' : ''})\n`);
+    // The browser bundles as the sources are now: no test runs a stale widget.
+    await buildWeb();
     setSharedServer(await startTestServer());
   },
   async afterAll(this: Mocha.Context) {

@@ -12,10 +12,8 @@ export interface Outgoing {
   /** The upload's id once the file is uploaded (uploaded once, however often the message is tried). */
   mediaId: string | null;
   state: 'sending' | 'failed';
-  /** Why it failed for good (the server refused it), as a code; null while it is retried. */
+  /** Why it failed for good (the server refused it), for the visitor; null while it is retried. */
   error: string | null;
-  /** An attempt in flight. */
-  inFlight: boolean;
 }
 
 export type Entry = { kind: 'message'; message: ChatMessage } | { kind: 'outgoing'; outgoing: Outgoing };

@@ -45,6 +45,12 @@ export class Widget {
   private typingIdle: ReturnType<typeof setTimeout> | undefined;
   private agentTypingEnd: ReturnType<typeof setTimeout> | undefined;
   private markingSeen = false;
+  /** An outgoing message is being tried (one at a time, in order). */
+  private sending = false;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryDelay = 1000;
+  /** The chat was opened and the Service not told yet (chatOpened goes once the socket is up). */
+  private chatOpenedPending = false;
   private destroyed = false;
   private readonly actions: MessageActions;
   private readonly onVisibility = () => this.markSeen();
@@ -75,7 +81,7 @@ export class Widget {
         outgoing.state = 'sending';
         outgoing.error = null;
         this.render();
-        void this.attempt(outgoing);
+        this.flush();
       },
     };
     document.body.append(this.view.host);
@@ -95,10 +101,9 @@ export class Widget {
     this.view.show(true);
     this.view.scrollToBottom();
     this.events.emit('open', undefined);
-    void this.start().then(() => {
-      void this.emitEvent('chatOpened');
-      this.markSeen();
-    });
+    this.chatOpenedPending = true;
+    this.sendChatOpened();
+    void this.start().then(() => this.markSeen());
   }
 
   close(): void {
@@ -135,6 +140,7 @@ export class Widget {
     this.socket = null;
     clearTimeout(this.typingIdle);
     clearTimeout(this.agentTypingEnd);
+    clearTimeout(this.retryTimer);
     document.removeEventListener('visibilitychange', this.onVisibility);
     window.removeEventListener('online', this.onOnline);
     for (const url of this.fileUrls.values()) void url.then((u) => URL.revokeObjectURL(u), () => undefined);
@@ -237,6 +243,7 @@ export class Widget {
     this.socket = socket;
     socket.on('connect', () => {
       this.showConnection(true);
+      this.sendChatOpened();
       this.flush();
     });
     socket.on('disconnect', () => this.showConnection(false));
@@ -287,18 +294,41 @@ export class Widget {
   // ---- sending ----
 
   private send(text: string | null, file: File | null): void {
-    const outgoing: Outgoing = { key: newKey(), text, file, mediaId: null, state: 'sending', error: null, inFlight: false };
+    const outgoing: Outgoing = { key: newKey(), text, file, mediaId: null, state: 'sending', error: null };
     this.conversation.outgoing.push(outgoing);
     this.stopTyping();
     this.render();
     this.view.scrollToBottom();
-    void this.attempt(outgoing);
+    this.flush();
   }
 
-  /** One try of an outgoing message; a failure that may pass is tried again at the next connection. */
-  private async attempt(outgoing: Outgoing): Promise<void> {
-    if (outgoing.inFlight || outgoing.state === 'failed') return;
-    outgoing.inFlight = true;
+  /**
+   * Sends what is on its way, one message at a time and in the order written, so that the
+   * conversation reads as the visitor wrote it. A refused message is marked failed and the next
+   * goes on; any other failure (no network, a timeout, a busy server) stops the queue until the
+   * next connect, `online`, or a backoff timer, and the message goes again with the same
+   * clientMessageId, so Palaver writes it once.
+   */
+  private flush(): void {
+    if (this.sending || this.destroyed) return;
+    const next = this.conversation.outgoing.find((o) => o.state === 'sending');
+    if (!next) return;
+    this.sending = true;
+    clearTimeout(this.retryTimer);
+    void this.attempt(next).then((done) => {
+      this.sending = false;
+      if (done) {
+        this.retryDelay = 1000;
+        this.flush();
+        return;
+      }
+      this.retryTimer = setTimeout(() => this.flush(), this.retryDelay);
+      this.retryDelay = Math.min(this.retryDelay * 2, 30_000);
+    });
+  }
+
+  /** One try of an outgoing message: true when it is settled (stored, or refused for good). */
+  private async attempt(outgoing: Outgoing): Promise<boolean> {
     try {
       await this.start();
       if (outgoing.file && !outgoing.mediaId) outgoing.mediaId = await this.api.upload(outgoing.file);
@@ -307,16 +337,14 @@ export class Widget {
         : { message: outgoing.text, clientMessageId: outgoing.key };
       const id = await this.deliver(body);
       this.conversation.confirm(outgoing, id);
+      return true;
     } catch (err) {
       const code = codeOf(err);
-      if (code && FINAL.has(code)) {
-        outgoing.state = 'failed';
-        outgoing.error = this.refusal(code);
-      }
-      // Anything else (no network, a timeout, a busy server) stays "sending" and goes again on
-      // the next connect or `online`, with the same clientMessageId: Palaver writes it once.
+      if (!code || !FINAL.has(code)) return false;
+      outgoing.state = 'failed';
+      outgoing.error = this.refusal(code);
+      return true;
     } finally {
-      outgoing.inFlight = false;
       this.render();
     }
   }
@@ -351,11 +379,6 @@ export class Widget {
     return s.notSent;
   }
 
-  /** Everything still on its way, tried again (on connect, and when the browser is online again). */
-  private flush(): void {
-    for (const outgoing of this.conversation.outgoing) void this.attempt(outgoing);
-  }
-
   // ---- typing, seen, unread ----
 
   private typed(): void {
@@ -374,6 +397,12 @@ export class Widget {
     if (this.typingSentAt === 0) return;
     this.typingSentAt = 0;
     void this.emitEvent('stopTyping');
+  }
+
+  private sendChatOpened(): void {
+    if (!this.chatOpenedPending || !this.isOpen || !this.socket?.connected) return;
+    this.chatOpenedPending = false;
+    void this.emitEvent('chatOpened');
   }
 
   private async emitEvent(name: 'startTyping' | 'stopTyping' | 'chatOpened'): Promise<void> {
@@ -445,11 +474,15 @@ export class Widget {
     const lastVisitor = [...c.messages.values()].filter((m) => m.typeId === 1).reduce((a, m) => Math.max(a, m.id), 0);
     const wanted: HTMLElement[] = [];
     if (c.olderThan === null && c.welcomeMessage) wanted.push(this.keyed('welcome', c.welcomeMessage, () => h('li', { class: 'welcome' }, c.welcomeMessage ?? '')));
+    let previous: ChatMessage | undefined;
     for (const entry of entries) {
       if (entry.kind === 'message') {
         const m = entry.message;
         const showSeen = m.id === lastVisitor;
-        wanted.push(this.keyed(`m${m.id}`, `${m.status}:${showSeen}`, () => renderMessage(m, this.actions, showSeen)));
+        // A run of one agent's messages names the agent once.
+        const follows = m.typeId === 2 && previous?.typeId === 2 && previous.agent?.id === m.agent?.id;
+        previous = m;
+        wanted.push(this.keyed(`m${m.id}`, `${m.status}:${showSeen}:${follows}`, () => renderMessage(m, this.actions, { showSeen, follows })));
       } else {
         const o = entry.outgoing;
         wanted.push(this.keyed(`o${o.key}`, `${o.state}:${o.error}`, () => renderOutgoing(o, this.actions)));

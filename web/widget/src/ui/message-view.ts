@@ -131,7 +131,14 @@ function bodyOf(text: string | null, title: string | null, media: HTMLElement | 
   return bubble;
 }
 
-export function renderMessage(message: ChatMessage, actions: MessageActions, showSeen: boolean): HTMLLIElement {
+export interface MessageLook {
+  /** The visitor's newest message: it says when it was seen. */
+  showSeen: boolean;
+  /** An agent message right after another of the same agent: no name, no avatar. */
+  follows: boolean;
+}
+
+export function renderMessage(message: ChatMessage, actions: MessageActions, { showSeen, follows }: MessageLook): HTMLLIElement {
   const { strings } = actions;
   if (message.typeId === TYPE.info || message.typeId === TYPE.agentSystem) {
     return h('li', { class: 'msg system', 'data-id': String(message.id) }, h('div', { class: 'stack' }, h('div', { class: 'bubble' }, message.message ?? '')));
@@ -146,7 +153,7 @@ export function renderMessage(message: ChatMessage, actions: MessageActions, sho
   const name = message.agent?.name || strings.agentFallback;
   return h(
     'li',
-    { class: 'msg agent', 'data-id': String(message.id) },
+    { class: follows ? 'msg agent follows' : 'msg agent', 'data-id': String(message.id) },
     avatar(message.agent, strings.agentFallback),
     h('div', { class: 'stack' }, h('div', { class: 'author' }, name), bubble, carousel, h('div', { class: 'meta' }, time(message.time))),
   );

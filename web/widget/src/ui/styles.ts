@@ -22,7 +22,7 @@ export const CSS = `
 .sr-only { position: absolute; width: 1px; height: 1px; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 button { font: inherit; color: inherit; cursor: pointer; }
 svg { width: 22px; height: 22px; fill: currentColor; }
-:focus-visible { outline: 3px solid color-mix(in srgb, var(--primary) 55%, #000); outline-offset: 2px; }
+:focus-visible { outline: 3px solid #1b1f24; outline: 3px solid color-mix(in srgb, var(--primary) 55%, #000); outline-offset: 2px; }
 
 .launcher {
   position: relative; width: 58px; height: 58px; border-radius: 50%; border: 0;
@@ -50,7 +50,7 @@ svg { width: 22px; height: 22px; fill: currentColor; }
 }
 .header .heading { flex: 1; min-width: 0; }
 .header h2 { margin: 0; font-size: 17px; font-weight: 650; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-.header p { margin: 2px 0 0; font-size: 13px; opacity: .92; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.header p { margin: 2px 0 0; font-size: 13px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .header .avatar { border: 2px solid rgba(255,255,255,.7); }
 .close { border: 0; background: transparent; color: inherit; width: 40px; height: 40px; border-radius: 50%; display: grid; place-items: center; }
 .close:hover { background: rgba(255,255,255,.16); }
@@ -77,13 +77,16 @@ svg { width: 22px; height: 22px; fill: currentColor; }
 .bubble .title { display: block; font-weight: 650; margin-bottom: 2px; }
 .bubble a { color: inherit; }
 .author { font-size: 12px; color: var(--muted); margin: 0 0 2px 4px; }
+.follows { margin-top: -4px; }
+.follows .author { display: none; }
+.follows .avatar { visibility: hidden; }
 .meta { font-size: 11.5px; color: var(--muted); margin: 2px 4px 0; display: flex; gap: 6px; align-items: center; }
 .meta .failed { color: var(--danger); }
 .meta button { border: 0; background: none; padding: 0; color: var(--primary); text-decoration: underline; font-size: 11.5px; }
 .pending .bubble { opacity: .75; }
 
 .avatar { width: 30px; height: 30px; flex: 0 0 30px; border-radius: 50%; object-fit: cover; background: #c9d1da; color: #27313b; display: grid; place-items: center; font-size: 13px; font-weight: 650; }
-.image { display: block; max-width: 100%; max-height: 220px; border-radius: 12px; background: #e9edf1; min-width: 80px; min-height: 60px; }
+.image { display: block; max-width: 100%; max-height: 220px; border-radius: 12px; background: #e9edf1; min-width: 80px; min-height: 60px; border: 1px solid var(--line); }
 .bubble.has-image { padding: 4px; background: transparent; }
 .visitor .bubble.has-image { background: transparent; }
 .file { display: flex; align-items: center; gap: 8px; text-decoration: none; color: inherit; border: 0; background: none; padding: 0; text-align: left; }

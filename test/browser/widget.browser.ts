@@ -1,0 +1,313 @@
+// Palaver's chat widget in a real Chromium, embedded with its one script tag on a site of another
+// origin, talking to a real Palaver and a loopback Service: live answers without polling, several
+// devices and a login merge, a network drop, uploads, typing both ways, the unread badge, the
+// keyboard, and an accessibility check. Screenshots go to docs/images/ (the README shows one).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Page, Request } from 'playwright-core';
+import { useBrowser } from '../support/browser.ts';
+import { client } from '../support/http.ts';
+import { sharedServer } from '../support/server.ts';
+import { tenant, type Tenant } from '../support/tenant.ts';
+import { authFor } from '../support/widget.ts';
+import { startWidgetHost, type WidgetHost, type WidgetHostOptions } from '../support/widget-host.ts';
+import { pdf, png } from './files.ts';
+
+const IMAGES = path.resolve(import.meta.dirname, '..', '..', 'docs', 'images');
+const TITLE = 'Chat with Acme';
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+// In-page functions (this suite is typed without the DOM library). Focus inside a Shadow DOM is
+// the shadow root's activeElement (document.activeElement is the host).
+type InPage = { getRootNode(): unknown; contains(node: unknown): boolean };
+const FOCUSED = (el: InPage) => (el.getRootNode() as { activeElement: unknown }).activeElement === el;
+const HOLDS_FOCUS = (dialog: InPage) => dialog.contains((dialog.getRootNode() as { activeElement: unknown }).activeElement);
+
+interface MessagePayload {
+  type: string;
+  message: string;
+  typeId: number;
+  user: { id: string };
+}
+
+describe('chat widget (Chromium)', function () {
+  this.timeout(90_000);
+  const browser = useBrowser();
+  let t: Tenant;
+  const hosts: WidgetHost[] = [];
+
+  beforeEach(async () => {
+    t = await tenant();
+  });
+  afterEach(async () => {
+    for (const host of hosts.splice(0)) await host.close();
+    await t.receiver.close();
+  });
+
+  async function host(options: Partial<WidgetHostOptions> = {}): Promise<WidgetHost> {
+    const started = await startWidgetHost(sharedServer().url, { account: t.account.identification, data: { title: TITLE }, ...options });
+    hosts.push(started);
+    return started;
+  }
+
+  const widget = (page: Page) => ({
+    launcher: page.getByRole('button', { name: 'Open chat' }),
+    dialog: page.getByRole('dialog', { name: TITLE }),
+    log: page.getByRole('log'),
+    textbox: page.getByRole('textbox', { name: 'Message' }),
+    send: page.getByRole('button', { name: 'Send', exact: true }),
+    close: page.getByRole('button', { name: 'Close chat' }),
+  });
+
+  /** The Service's webhook deliveries of the given type so far. */
+  const payloads = (type: string) => t.receiver.requests.map((r) => r.json as MessagePayload).filter((p) => p.type === type);
+
+  async function waitForPayload(predicate: (p: MessagePayload) => boolean): Promise<MessagePayload> {
+    for (let i = 0; i < 300; i++) {
+      const found = t.receiver.requests.map((r) => r.json as MessagePayload).find((p) => p && predicate(p));
+      if (found) return found;
+      await t.receiver.waitFor(t.receiver.requests.length + 1, 100).catch(() => undefined);
+    }
+    throw new Error('the Service never received the expected delivery');
+  }
+
+  async function agentSays(userId: string, message: string, agent = { id: 7, name: 'Ada Agent' }): Promise<void> {
+    const answer = await client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/messages`, { token: t.service.apiKey, json: { message, agent } });
+    expect(answer.status, answer.text).to.equal(201);
+  }
+
+  /** The texts of the agent's messages in the log, in the order shown. */
+  const agentTexts = (page: Page) => page.locator('li.msg.agent .bubble').allInnerTexts();
+
+  async function openAndSend(page: Page, text: string): Promise<string> {
+    const w = widget(page);
+    await w.launcher.click();
+    await w.textbox.fill(text);
+    await w.textbox.press('Enter');
+    const payload = await waitForPayload((p) => p.type === 'message' && p.message === text);
+    await w.log.getByText(text).waitFor();
+    await page.locator('li.msg.pending').waitFor({ state: 'detached' });
+    return payload.user.id;
+  }
+
+  it('chats live with a Service on a site of another origin under a strict CSP, with no polling', async () => {
+    const site = await host({ strictCsp: true });
+    const { page, context } = browser();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const pageLoads: string[] = [];
+    context.on('request', (request: Request) => {
+      const url = new URL(request.url());
+      if (request.method() === 'GET' && /\/messages(\/(before|after):\d+)?$/.test(url.pathname)) pageLoads.push(url.pathname);
+    });
+    await page.goto(site.url);
+    const w = widget(page);
+    await w.launcher.waitFor();
+    // A new visitor costs nothing until the chat is used: no device, no conversation.
+    expect(pageLoads).to.deep.equal([]);
+
+    const userId = await openAndSend(page, 'Hello! Do you ship tents to Norway?');
+    const [message] = payloads('message');
+    expect(message).to.include({ type: 'message', typeId: 1, message: 'Hello! Do you ship tents to Norway?' });
+    expect(payloads('event').map((p) => (p as unknown as { body: { name: string } }).body.name)).to.include('chatOpened');
+
+    await agentSays(userId, 'Yes, we ship to Norway in 3 to 5 days.');
+    await w.log.getByText('Yes, we ship to Norway in 3 to 5 days.').waitFor();
+    await agentSays(userId, 'Anything else I can help with?');
+    await w.log.getByText('Anything else I can help with?').waitFor();
+    expect(await page.locator('li.msg.agent .author').first().innerText()).to.equal('Ada Agent');
+    // The header names the current agent.
+    await page.getByRole('dialog').getByText('Ada Agent', { exact: true }).first().waitFor();
+
+    // One page at the start; everything after came over the socket.
+    expect(pageLoads).to.deep.equal(['/clientApi/v1.9/messages']);
+    expect(browser().console.filter((line) => /Content Security Policy|Refused to/.test(line)), 'CSP violations').to.deep.equal([]);
+    await page.screenshot({ path: path.join(IMAGES, 'widget-conversation.png') });
+  });
+
+  it('shows two devices of one registered user each other\'s messages live, and merges an anonymous conversation at login', async () => {
+    const authorization = authFor(t.account, 'customer-4711');
+    const site = await host();
+    const laptop = browser().page;
+    await laptop.goto(site.url);
+    // Anonymous first, then login(): the conversation so far comes along.
+    await openAndSend(laptop, 'Before I log in');
+    await laptop.evaluate(`window.Palaver.login(${JSON.stringify(authorization)})`);
+    await widget(laptop).log.getByText('Before I log in').waitFor();
+
+    // The same customer on a second device (its own browser context), signed in from the start.
+    const phoneContext = await laptop.context().browser()!.newContext();
+    try {
+      const phone = await phoneContext.newPage();
+      const phoneSite = await host({ settings: { authorization } });
+      await phone.goto(phoneSite.url);
+      await widget(phone).launcher.click();
+      await widget(phone).log.getByText('Before I log in').waitFor();
+
+      await widget(phone).textbox.fill('Sent from my phone');
+      await widget(phone).textbox.press('Enter');
+      await widget(laptop).log.getByText('Sent from my phone').waitFor();
+
+      await widget(laptop).textbox.fill('And this from the laptop');
+      await widget(laptop).send.click();
+      await widget(phone).log.getByText('And this from the laptop').waitFor();
+
+      // Every message once on each device.
+      for (const page of [laptop, phone]) {
+        const visitor = await page.locator('li.msg.visitor:not(.pending) .bubble').allInnerTexts();
+        expect(visitor).to.deep.equal(['Before I log in', 'Sent from my phone', 'And this from the laptop']);
+      }
+    } finally {
+      await phoneContext.close();
+    }
+  });
+
+  it('shows all 20 messages sent during a network drop once, in order, without a reload', async () => {
+    const site = await host();
+    const { page, context } = browser();
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'I will be on a train');
+
+    await context.setOffline(true);
+    await page.getByRole('status').filter({ hasText: /offline|Reconnecting/ }).waitFor();
+    const texts = Array.from({ length: 20 }, (_, i) => `Update ${i + 1} of 20`);
+    for (const text of texts) await agentSays(userId, text);
+    // The visitor writes while offline too: it goes out when the connection is back, once.
+    await widget(page).textbox.fill('Written in a tunnel');
+    await widget(page).textbox.press('Enter');
+    await context.setOffline(false);
+
+    await widget(page).log.getByText('Update 20 of 20').waitFor();
+    await page.locator('li.msg.pending').waitFor({ state: 'detached' });
+    await page.getByRole('status').filter({ hasText: /offline|Reconnecting/ }).waitFor({ state: 'hidden' });
+    expect(await agentTexts(page)).to.deep.equal(texts);
+    await waitForPayload((p) => p.type === 'message' && p.message === 'Written in a tunnel');
+    const stored = await client(sharedServer().url).get<Array<{ message: string }>>(`/serviceApi/v2.3/users/${userId}/messages`, { token: t.service.apiKey });
+    expect(stored.body.data.filter((m) => m.message === 'Written in a tunnel'), 'the offline message, stored once').to.have.length(1);
+  });
+
+  it('uploads an image and a PDF, and shows them as a preview and a named link', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    await openAndSend(page, 'Here are the photos');
+    const files = page.locator('input[type="file"]');
+    await files.setInputFiles({ name: 'tent.png', mimeType: 'image/png', buffer: png(64) });
+    await files.setInputFiles({ name: 'receipt.pdf', mimeType: 'application/pdf', buffer: pdf() });
+    const images = await Promise.all([
+      waitForPayload((p) => p.type === 'message' && /\{\{img\/.*\.png\}\}/.test(p.message)),
+      waitForPayload((p) => p.type === 'message' && /\{\{img\/.*\.pdf\}\}/.test(p.message)),
+    ]);
+    expect(images).to.have.length(2);
+    await page.locator('li.msg.pending').waitFor({ state: 'detached' });
+    const preview = page.getByRole('img', { name: 'tent.png' });
+    await preview.waitFor();
+    await page.waitForFunction(`(() => {
+      const img = document.querySelector('[data-palaver-widget]').shadowRoot.querySelector('img.image');
+      return img && img.complete && img.naturalWidth > 0;
+    })()`);
+    const link = page.getByRole('link', { name: /receipt\.pdf/ });
+    await link.waitFor();
+    expect(await link.getAttribute('download')).to.equal('receipt.pdf');
+    expect(await link.getAttribute('href')).to.match(/^blob:/);
+  });
+
+  it('sends the visitor\'s typing and shows the agent\'s', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Hi');
+    const eventNames = () => payloads('event').map((p) => (p as unknown as { body: { name: string } }).body.name);
+
+    await widget(page).textbox.pressSequentially('I am typing');
+    await waitForPayload((p) => p.type === 'event' && (p as unknown as { body: { name: string } }).body.name === 'startTyping');
+    // Idle for a moment: the widget says the visitor stopped.
+    await waitForPayload((p) => p.type === 'event' && (p as unknown as { body: { name: string } }).body.name === 'stopTyping');
+    expect(eventNames().filter((n) => n === 'startTyping')).to.have.length(1);
+
+    const typing = (isTyping: boolean) =>
+      client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/typing`, { token: t.service.apiKey, json: { isTyping, agent: { id: 7, name: 'Ada Agent' } } });
+    expect((await typing(true)).status).to.equal(200);
+    await page.getByText('Ada Agent is typing…').waitFor();
+    expect((await typing(false)).status).to.equal(200);
+    await page.getByText('Ada Agent is typing…').waitFor({ state: 'detached' });
+  });
+
+  it('counts unread agent messages on the launcher while closed, and marks them seen when opened', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Call me back later');
+    await page.evaluate(`window.unreadSeen = []; window.Palaver.on('unread', (count) => window.unreadSeen.push(count));`);
+    await widget(page).close.click();
+    await agentSays(userId, 'Sure, one moment.');
+    await agentSays(userId, 'We will call you at 3 pm.');
+    const badge = page.locator('.badge');
+    await page.waitForFunction(`document.querySelector('[data-palaver-widget]').shadowRoot.querySelector('.badge').textContent === '2'`);
+    expect(await badge.isVisible()).to.equal(true);
+    await page.getByText('2 unread messages').waitFor({ state: 'attached' });
+    expect(await page.evaluate('window.unreadSeen.at(-1)')).to.equal(2);
+
+    await widget(page).launcher.click();
+    await badge.waitFor({ state: 'hidden' });
+    // Seen on the server: the Service reads status 4 on both agent messages.
+    for (let i = 0; i < 100; i++) {
+      const stored = await client(sharedServer().url).get<Array<{ typeId: number; status: number }>>(`/serviceApi/v2.3/users/${userId}/messages`, { token: t.service.apiKey });
+      if (stored.body.data.filter((m) => m.typeId === 2).every((m) => m.status === 4)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('the agent messages were never marked seen');
+  });
+
+  it('works with the keyboard alone: Enter sends, Shift+Enter breaks lines, Tab stays in the dialog, Escape closes', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const w = widget(page);
+    await w.launcher.waitFor();
+    // From the page's own button, the next Tab reaches the launcher.
+    await page.locator('#site-button').focus();
+    await page.keyboard.press('Tab');
+    expect(await w.launcher.evaluate(FOCUSED), 'focus on the launcher').to.equal(true);
+    await page.keyboard.press('Enter');
+    await w.dialog.waitFor();
+    expect(await w.textbox.evaluate(FOCUSED), 'focus in the message box').to.equal(true);
+
+    await page.keyboard.type('First line');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('second line');
+    await page.keyboard.press('Enter');
+    await waitForPayload((p) => p.type === 'message' && p.message === 'First line\nsecond line');
+
+    // Tab and Shift+Tab cycle through the dialog's controls and never leave it.
+    for (const key of ['Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab']) {
+      await page.keyboard.press(key);
+      const inside = await w.dialog.evaluate(HOLDS_FOCUS);
+      expect(inside, `focus inside the dialog after ${key}`).to.equal(true);
+    }
+    await page.keyboard.press('Escape');
+    await w.dialog.waitFor({ state: 'hidden' });
+    expect(await w.launcher.evaluate(FOCUSED), 'focus back on the launcher').to.equal(true);
+  });
+
+  it('has no serious accessibility violations in the open dialog (axe-core), and fits a 375 px screen', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.setViewportSize({ width: 375, height: 700 });
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Is the Nordic 2 tent waterproof?');
+    await agentSays(userId, 'Yes: 3,000 mm hydrostatic head, taped seams.');
+    await widget(page).log.getByText('taped seams').waitFor();
+    // Full screen on a small screen.
+    const box = await widget(page).dialog.boundingBox();
+    expect(box).to.deep.include({ x: 0, y: 0, width: 375, height: 700 });
+    await page.screenshot({ path: path.join(IMAGES, 'widget-mobile.png') });
+
+    await page.addScriptTag({ content: AXE_SOURCE });
+    const violations = (await page.evaluate(`axe
+      .run({ include: [['[data-palaver-widget]']] }, { resultTypes: ['violations'] })
+      .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '')) })))`)) as Array<{ id: string; impact: string }>;
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), JSON.stringify(violations)).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,84 @@
+// A customer's site that embeds Palaver's widget with the one script tag of docs/widget.md,
+// served by a real HTTP server on loopback at http://localhost:<port> while Palaver is at
+// http://127.0.0.1:<port>: another origin, so the widget meets CORS, and (when asked) the
+// strict Content-Security-Policy that docs/widget.md gives sites.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface WidgetHostOptions {
+  account: string;
+  /** `window.palaverSettings`, set by a script of the site's own before the tag. */
+  settings?: Record<string, unknown>;
+  /** Extra `data-*` attributes on the tag, without the prefix. */
+  data?: Record<string, string>;
+  /** Serve the page with the strict policy of docs/widget.md. */
+  strictCsp?: boolean;
+}
+
+export interface WidgetHost {
+  url: string;
+  origin: string;
+  close(): Promise<void>;
+}
+
+const attr = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/** The policy docs/widget.md asks of a site: Palaver's origin for scripts and connections, blob: images. */
+export function strictPolicy(palaverUrl: string): string {
+  const palaver = new URL(palaverUrl);
+  return [
+    "default-src 'self'",
+    `script-src 'self' ${palaver.origin}`,
+    `connect-src 'self' ${palaver.origin} ws://${palaver.host} wss://${palaver.host}`,
+    `img-src 'self' blob: ${palaver.origin}`,
+    "style-src 'self'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+export async function startWidgetHost(palaverUrl: string, options: WidgetHostOptions): Promise<WidgetHost> {
+  const data = Object.entries({ account: options.account, ...options.data })
+    .map(([name, value]) => ` data-${name}="${attr(value)}"`)
+    .join('');
+  const page = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Acme Outdoor: tents and more</title>
+  <link rel="stylesheet" href="/site.css">
+</head>
+<body>
+  <header><h1>Acme Outdoor</h1></header>
+  <main>
+    <p>Tents, sleeping bags and everything for a night outside. Questions? Chat with us.</p>
+    <button type="button" id="site-button">A button of the site</button>
+  </main>
+  ${options.settings ? '<script src="/settings.js"></script>' : ''}
+  <script src="${palaverUrl}/widget.js"${data} async></script>
+</body>
+</html>`;
+  // The site's own CSS is deliberately hostile: the widget must look the same whatever it says.
+  const css = 'body { font: 18px/1.6 Georgia, serif; margin: 2rem; color: #222; background: #faf7f0; } button { all: unset; color: red; } * { box-sizing: content-box; }';
+  const settings = `window.palaverSettings = ${JSON.stringify(options.settings ?? {})};`;
+  const server = createServer((req, res) => {
+    const headers: Record<string, string> = { 'cache-control': 'no-store' };
+    if (options.strictCsp) headers['content-security-policy'] = strictPolicy(palaverUrl);
+    if (req.url === '/') return res.writeHead(200, { ...headers, 'content-type': 'text/html; charset=utf-8' }).end(page);
+    if (req.url === '/site.css') return res.writeHead(200, { ...headers, 'content-type': 'text/css' }).end(css);
+    if (req.url === '/settings.js') return res.writeHead(200, { ...headers, 'content-type': 'text/javascript' }).end(settings);
+    res.writeHead(req.url === '/favicon.ico' ? 204 : 404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://localhost:${port}`;
+  return {
+    url: `${origin}/`,
+    origin,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
