@@ -12,6 +12,7 @@ import { benchIngestRest, benchIngestSocket } from './ingest.ts';
 import { benchLatency, onWebhook } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
+import { benchWidgetSize } from './widget-size.ts';
 
 const { values } = parseArgs({
   options: {
@@ -37,6 +38,7 @@ interface Shared {
 }
 
 const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
+  widget_size: () => benchWidgetSize(),
   ingest_rest: ({ palaver, baselineUrl }) =>
     benchIngestRest(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') }),
   ingest_socket: ({ palaver, baselineUrl }) =>
