@@ -305,9 +305,9 @@ describe('chat widget (Chromium)', function () {
     await page.screenshot({ path: path.join(IMAGES, 'widget-mobile.png') });
 
     await page.addScriptTag({ content: AXE_SOURCE });
-    const violations = (await page.evaluate(`axe
+    const violations = await page.evaluate<Array<{ id: string; impact: string }>>(`axe
       .run({ include: [['[data-palaver-widget]']] }, { resultTypes: ['violations'] })
-      .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '')) })))`)) as Array<{ id: string; impact: string }>;
+      .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '')) })))`);
     expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), JSON.stringify(violations)).to.deep.equal([]);
   });
 });

@@ -37,12 +37,8 @@ export class ClientApi {
 
   private async call<T>(method: string, path: string, body?: BodyInit): Promise<Envelope<T>> {
     const response = await fetch(this.server + PREFIX + path, { method, headers: this.headers(), body, credentials: 'omit' });
-    let parsed: Envelope<T> | null = null;
-    try {
-      parsed = (await response.json()) as Envelope<T>;
-    } catch {
-      parsed = null;
-    }
+    // An answer that is not JSON (a proxy's error page) is an error without a code.
+    const parsed = (await response.json().catch(() => null)) as Envelope<T> | null;
     if (!response.ok || !parsed || parsed.status === 'ERROR') {
       const codes = parsed?.notifications.map((n) => n.message) ?? [];
       throw new ApiError(response.status, codes[0] ?? `http_${response.status}`, codes);

@@ -41,7 +41,7 @@ export function connect(server: string, auth: () => HandshakeAuth): WidgetSocket
     reconnectionDelay: 500,
     reconnectionDelayMax: 5000,
     // Read at every attempt: the cursor and the credentials of that moment.
-    auth: (cb) => cb(auth() as unknown as Record<string, unknown>),
+    auth: (cb) => cb({ ...auth() }),
   });
 }
 

@@ -21,8 +21,8 @@ export class Emitter<E> {
       set = new Set();
       this.handlers.set(event, set);
     }
-    set.add(handler as Handler<never>);
-    return () => set.delete(handler as Handler<never>);
+    set.add(handler);
+    return () => set.delete(handler);
   }
 
   emit<K extends keyof E>(event: K, payload: E[K]): void {

@@ -25,7 +25,7 @@ export class IdentityStore {
 
   load(): Identity {
     if (this.memory) return this.memory;
-    let stored: Partial<Identity> | null = null;
+    let stored: Partial<Identity> | null;
     try {
       stored = JSON.parse(localStorage.getItem(this.key) ?? 'null') as Partial<Identity> | null;
     } catch {

@@ -4,7 +4,7 @@
 export interface Envelope<T = unknown> {
   data: T;
   notifications: Array<{ type: string; message: string }>;
-  status: 'SUCCESS' | 'ERROR' | string;
+  status: 'SUCCESS' | 'ERROR';
   [root: string]: unknown;
 }
 
