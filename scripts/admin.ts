@@ -195,7 +195,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const config = loadConfig();
-  const logger = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }, 2);
+  const logger = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel, logFormat: config.logFormat }, 2);
   const db = await openDatabase(config, logger);
   try {
     await migrate(db, logger);

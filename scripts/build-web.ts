@@ -1,7 +1,7 @@
 // Builds the browser bundles Palaver serves (the chat widget, the operator dashboard) into
 // dist/web/. Runs at `npm install` (the `prepare` script) and before the browser tests, so
 // `npm install && npm start` stays the whole setup and a test never runs a stale bundle.
-import { build, type BuildOptions } from 'esbuild';
+import { build, context, type BuildOptions } from 'esbuild';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,17 +21,21 @@ const bundles: BuildOptions[] = [
   },
 ];
 
+const common: BuildOptions = { bundle: true, minify: true, sourcemap: false, target, legalComments: 'none', logLevel: 'warning' };
+
 export async function buildWeb(): Promise<void> {
   mkdirSync(webOutDir, { recursive: true });
-  await Promise.all(bundles.map((options) => build({
-    bundle: true,
-    minify: true,
-    sourcemap: false,
-    target,
-    legalComments: 'none',
-    logLevel: 'warning',
-    ...options,
-  })));
+  await Promise.all(bundles.map((options) => build({ ...common, ...options })));
+}
+
+/** `npm run dev`: rebuilds each bundle when its sources change (the server re-reads it at the next request). */
+export async function watchWeb(): Promise<() => Promise<void>> {
+  mkdirSync(webOutDir, { recursive: true });
+  const contexts = await Promise.all(bundles.map((options) => context({ ...common, ...options, logLevel: 'info' })));
+  await Promise.all(contexts.map((c) => c.watch()));
+  return async () => {
+    await Promise.all(contexts.map((c) => c.dispose()));
+  };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

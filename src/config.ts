@@ -43,6 +43,8 @@ const schema = z.object({
   /** Proxies whose X-Forwarded-For is believed (addresses.ts); none by default: the TCP peer is the client. */
   trustedProxies: addressList,
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  /** `auto`: readable lines when the output is a terminal, JSON otherwise (files, pipes, log collectors). */
+  logFormat: z.enum(['auto', 'json', 'pretty']),
   http: z.object({
     jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
     requestTimeoutMs: z.coerce.number().int().positive(),
@@ -143,6 +145,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_DATA_DIR', ['dataDir']],
   ['PALAVER_TRUSTED_PROXIES', ['trustedProxies']],
   ['LOG_LEVEL', ['logLevel']],
+  ['PALAVER_LOG_FORMAT', ['logFormat']],
   ['PALAVER_ADMIN_EMAIL', ['admin', 'email']],
   ['PALAVER_ADMIN_PASSWORD', ['admin', 'password']],
   ['PALAVER_WEBHOOK_ALLOW_PRIVATE', ['webhooks', 'allowPrivate']],

@@ -1,5 +1,6 @@
 import { DriverException } from '@mikro-orm/core';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import type { Config } from './config.ts';
 
 export type { Logger };
@@ -48,11 +49,21 @@ export function serializeError(err: unknown, depth = 0): unknown {
 }
 
 /**
- * Structured JSON logs, on stdout for the server; command-line tools pass fd 2 so their
- * stdout stays clean for results. Secrets never reach the logs (see the redact list), nor do
- * the values of failed statements (serializeError: database errors as codes, not SQL).
+ * Readable lines for a person at a terminal (`logFormat` auto or pretty), written synchronously:
+ * development only needs them legible, not fast. JSON everywhere else.
  */
-export function createLogger(config: Pick<Config, 'logLevel'>, fd: 1 | 2 = 1): Logger {
+function destination(format: Config['logFormat'], fd: 1 | 2): DestinationStream {
+  const terminal = (fd === 1 ? process.stdout : process.stderr).isTTY;
+  if (format === 'json' || (format === 'auto' && !terminal)) return pino.destination(fd);
+  return pretty({ destination: fd, sync: true, colorize: terminal, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' });
+}
+
+/**
+ * Structured logs, on stdout for the server; command-line tools pass fd 2 so their stdout
+ * stays clean for results. Secrets never reach the logs (see the redact list), nor do the
+ * values of failed statements (serializeError: database errors as codes, not SQL).
+ */
+export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>, fd: 1 | 2 = 1): Logger {
   return pino(
     {
       level: config.logLevel,
@@ -63,6 +74,6 @@ export function createLogger(config: Pick<Config, 'logLevel'>, fd: 1 | 2 = 1): L
         censor: '[redacted]',
       },
     },
-    pino.destination(fd),
+    destination(config.logFormat ?? 'auto', fd),
   );
 }
