@@ -13,6 +13,9 @@ import { benchLatency, onWebhook } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
+import { benchCapacity } from './capacity.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +29,10 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '50' },
     'latency-messages': { type: 'string', default: '300' },
     connections: { type: 'string', default: '10000' },
+    'capacity-steps': { type: 'string', default: '250,500,1000,2000' },
+    'capacity-seconds': { type: 'string', default: '20' },
+    // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
+    full: { type: 'boolean', default: false },
   },
 });
 const number = (name: keyof typeof values) => Number(values[name]);
@@ -48,6 +55,32 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
     benchFanout(palaver, baselineUrl, { sockets: number('sockets'), messages: number('fanout-messages'), senders: number('fanout-senders') }),
   e2e_latency: ({ palaver, receiver }) =>
     benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
+  capacity: async () => {
+    const steps = (values.full ? '500,1000,2000,3000,4000,5000,6000,8000' : String(values['capacity-steps'])).split(',').map(Number);
+    const options = { steps, stepSeconds: values.full ? 30 : Number(values['capacity-seconds']), p99LimitMs: 250 };
+    const service = await startHelper('scripts/bench/capacity-service.ts');
+    const serviceUrl = `http://127.0.0.1:${service.port}`;
+    const run = async (mode: 'postgresql' | 'embedded') => {
+      const database = mode === 'postgresql' ? await freshDatabase('capacity') : undefined;
+      const dataDir = mode === 'embedded' ? mkdtempSync(path.join(os.tmpdir(), 'palaver-capacity-')) : undefined;
+      const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir });
+      try {
+        await fetch(`${serviceUrl}/configure`, { method: 'POST', body: JSON.stringify({ palaverUrl: palaver.url, apiKey: palaver.service.apiKey }) });
+        process.stderr.write(`  (${mode})\n`);
+        return await benchCapacity(palaver, options);
+      } finally {
+        await palaver.stop();
+        await database?.drop();
+        if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+      }
+    };
+    try {
+      const postgresql = await run('postgresql');
+      return values.full ? { ...postgresql, mode: 'postgresql', embedded: await run('embedded') } : { ...postgresql, mode: 'postgresql' };
+    } finally {
+      service.stop();
+    }
+  },
   // Processes of their own, each with its inspector: no garbage from the other benchmarks in
   // the heap figures, which are read after a full collection.
   connections: async ({ databaseUrl, receiver }) => {

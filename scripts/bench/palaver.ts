@@ -26,7 +26,8 @@ async function call<T>(url: string, method: string, body: unknown, headers: Reco
   return json.data;
 }
 
-export async function startPalaver(databaseUrl: string, webhookUrl: string, options: { inspectPort?: number } = {}): Promise<BenchPalaver> {
+/** With `databaseUrl` empty, Palaver runs on its embedded database in `dataDir`. */
+export async function startPalaver(databaseUrl: string, webhookUrl: string, options: { inspectPort?: number; dataDir?: string } = {}): Promise<BenchPalaver> {
   const port = await freePort();
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the measured server (not allowed in NODE_OPTIONS).
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -39,6 +40,7 @@ export async function startPalaver(databaseUrl: string, webhookUrl: string, opti
       PORT: String(port),
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
+      ...(options.dataDir ? { PALAVER_DATA_DIR: options.dataDir } : {}),
       PALAVER_ADMIN_EMAIL: ADMIN.email,
       PALAVER_ADMIN_PASSWORD: ADMIN.password,
     },
