@@ -7,7 +7,7 @@ import { Conversation, type Outgoing } from './conversation.ts';
 import { Emitter, type WidgetEvents } from './emitter.ts';
 import { IdentityStore, type Identity } from './identity.ts';
 import type { Settings } from './settings.ts';
-import { ApiError, type ChatMessage, type MediaView } from './types.ts';
+import { ApiError, TYPE, type ChatMessage, type MediaView } from './types.ts';
 import { avatar, mediaPath, renderMessage, renderOutgoing, type MessageActions } from './ui/message-view.ts';
 import { View } from './ui/view.ts';
 import { h } from './ui/dom.ts';
@@ -277,6 +277,9 @@ export class Widget {
   private received(message: ChatMessage): void {
     const stick = this.view.nearBottom();
     const fresh = this.conversation.add([message], true);
+    // An agent message makes its agent the current one (the server's rule): the header follows
+    // even when the `agent` push came before this socket was connected.
+    if (fresh.length > 0 && message.typeId === TYPE.agent && message.agent) this.conversation.agent = message.agent;
     if (fresh.length > 0 && this.conversation.typing?.id === message.agent?.id) this.agentTyping(null);
     this.render();
     if (stick) this.view.scrollToBottom();
