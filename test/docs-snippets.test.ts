@@ -49,7 +49,9 @@ describe('documentation snippets', function () {
   let hostPort: string;
 
   before(async () => {
-    server = await startTestServer();
+    // The documents show the default typing timeout (10 s); the test configuration's 300 ms
+    // would end an agent's typing before the next line of an example reads it.
+    server = await startTestServer({ client: { typingTimeoutMs: 10_000 } });
     hostPort = new URL(server.url).host;
   });
 
