@@ -10,7 +10,8 @@ COPY src ./src
 COPY scripts ./scripts
 COPY web ./web
 RUN npm run build:web
-RUN mkdir -p /app/data && chown node:node /app/data
+# media/ exists in the image so that a volume mounted there (docker-compose.yml) starts owned by node.
+RUN mkdir -p /app/data/media && chown -R node:node /app/data
 USER node
 EXPOSE 3000
 # node directly (not npm) so SIGTERM reaches Palaver and it shuts down gracefully.
