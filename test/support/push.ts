@@ -50,13 +50,24 @@ export async function googleTokenStandIn(account: ServiceAccount, accessToken = 
   return receiver;
 }
 
+/** The client id and secret of HTTP Basic client authentication, each form-decoded (RFC 6749 §2.3.1). */
+function basicCredentials(header: string | undefined): [string, string] | null {
+  const match = /^Basic (.+)$/.exec(header ?? '');
+  if (!match?.[1]) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString();
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  const formDecode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
+  return [formDecode(decoded.slice(0, colon)), formDecode(decoded.slice(colon + 1))];
+}
+
 /** A customer's OAuth token endpoint: client credentials in HTTP Basic get a token. */
 export async function oauthStandIn(clientId: string, clientSecret: string, accessToken = 'customer-token'): Promise<Receiver> {
   const receiver = await Receiver.start();
   receiver.respondWith((request) => {
-    const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+    const credentials = basicCredentials(request.headers.authorization);
     const form = new URLSearchParams(request.body);
-    if (request.headers.authorization !== basic || form.get('grant_type') !== 'client_credentials') {
+    if (credentials?.[0] !== clientId || credentials[1] !== clientSecret || form.get('grant_type') !== 'client_credentials') {
       return { status: 401, body: JSON.stringify({ error: 'invalid_client' }) };
     }
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: accessToken, expires_in: 3600, token_type: 'Bearer' }) };

@@ -3,7 +3,7 @@ import { notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentPushSettings } from '../../presenters/push-settings.ts';
-import { deletePushSettings, findPushSettings, savePushSettings, type PushKind, type PushSettingsByKind } from '../../push/settings.ts';
+import { deletePushSettings, findPushSettings, savePushSettings, type PushKind } from '../../push/settings.ts';
 import { AccountSchema } from '../../db/entities/index.ts';
 import type { AppContext } from '../../http/types.ts';
 import { authorize } from './auth.ts';
