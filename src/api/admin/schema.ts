@@ -149,3 +149,6 @@ export const oauthWebhookSettingsBody = z
     scope: z.string().min(1).max(1024).nullish(),
   })
   .strict();
+
+/** PUT /accounts/{accountId}/push-settings/{kind} as OpenAPI describes it: the body of the kind in the path. */
+export const pushSettingsBody = z.union([fcmSettingsBody, webhookSettingsBody, oauthWebhookSettingsBody]);
