@@ -14,6 +14,7 @@ import {
   pushesSettled,
   serviceAccount,
   type PushWorld,
+  verifiedJwt,
   type ServiceAccount,
 } from './support/push.ts';
 
@@ -76,8 +77,14 @@ describe('push: FCM', function () {
     expect(data.parley.object).to.deep.equal(read.body.data);
 
     // The grant: a JWT for the service account, for FCM, audience Google's token URL.
-    const grant = tokens.requests.at(-1);
+    const grant = tokens.requests.find((r) => r.answeredAt !== undefined);
     expect(grant?.headers['content-type']).to.match(/application\/x-www-form-urlencoded/);
+    const claims = verifiedJwt(new URLSearchParams(grant?.body).get('assertion') ?? '', google.publicKey);
+    expect(claims).to.include({
+      iss: google.client_email,
+      scope: 'https://www.googleapis.com/auth/firebase.messaging',
+      aud: 'https://oauth2.googleapis.com/token',
+    });
   });
 
   it('pushes agent system messages and agent typing; nothing for the user\'s own messages', async () => {
