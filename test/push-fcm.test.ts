@@ -200,6 +200,27 @@ describe('push: FCM', function () {
     expect(fcm.requests.filter((r) => (r.json as { message: { token: string } }).message.token === 'fresh-token')).to.have.length(1);
   });
 
+  it('ends pushes dead, sending nothing, once the device switched pushes off', async () => {
+    const t = await fcmTenant({ pushToken: 'switch-off' });
+    // FCM asks to wait; meanwhile the app switches pushes off.
+    fcm.respondWith((request) =>
+      (request.json as { message: { token: string } }).message.token === 'switch-off'
+        ? { status: 503, headers: { 'retry-after': '3' }, body: JSON.stringify({ error: { status: 'UNAVAILABLE' } }) }
+        : undefined,
+    );
+    await t.agentSays('one');
+    await t.agentSays('two');
+    const off = await t.widget.register({ type: 1, pushToken: 'switch-off', pushType: 6, pushEnabled: false });
+    expect(off.status, off.text).to.equal(200);
+    const rows = await pushesSettled(world.server, t.account.id);
+    expect(rows.map((r) => [r.state, r.attempts])).to.deep.equal([
+      ['dead', 2],
+      ['dead', 1],
+    ]);
+    expect(rows.map((r) => r.last_error)).to.deep.equal(Array(2).fill('device no longer accepts pushes (switched off, no token, or no push settings for its type)'));
+    expect(fcm.requests.filter((r) => (r.json as { message: { token: string } }).message.token === 'switch-off')).to.have.length(1);
+  });
+
   it('removes a token FCM calls invalid (INVALID_ARGUMENT on message.token)', async () => {
     const t = await fcmTenant({ pushToken: 'not-a-token' });
     fcm.respondWith((request) =>

@@ -302,6 +302,7 @@ export class DeliveryWorker {
         this.deps.logger.info({ deviceId: push.deviceId }, 'push token refused by its push service: removed from the device');
         return;
       case 'failed':
+      case 'undeliverable':
         await this.outcomes.send({ type: 'dead', id, status, error });
         count('dead');
         return;

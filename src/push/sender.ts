@@ -27,7 +27,7 @@ export class PushSender {
     // The device stopped accepting pushes, or the account removed the settings, since the push
     // was written: nothing can send it. Dead, so the log says why.
     if (!push.pushEnabled || push.pushToken === null || push.pushSettings === null) {
-      return { kind: 'failed', status: 0, error: 'device no longer accepts pushes (switched off, no token, or no push settings for its type)' };
+      return { kind: 'undeliverable', status: null, error: 'device no longer accepts pushes (switched off, no token, or no push settings for its type)' };
     }
     const data = JSON.parse(push.payload) as Record<string, string>;
     try {
@@ -39,7 +39,7 @@ export class PushSender {
         case PushType.oauthWebhook:
           return await this.oauthWebhook(push, push.pushSettings as OAuthWebhookSettings, data);
         default:
-          return { kind: 'failed', status: 0, error: `unknown push type ${String(push.pushType)}` };
+          return { kind: 'undeliverable', status: null, error: `unknown push type ${String(push.pushType)}` };
       }
     } catch (err) {
       // Connection errors, timeouts, refused addresses, a token URL that failed: all may heal.
