@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { DeviceSchema } from '../src/db/entities/index.ts';
 import { verify } from './support/deliveries.ts';
 import { Receiver } from './support/receiver.ts';
+import { Widget } from './support/widget.ts';
 import { oauthStandIn, parleyData, pushRows, pushServer, pushTenant, pushesSettled, type PushWorld } from './support/push.ts';
 
 interface PushBody {
@@ -161,6 +162,27 @@ describe('push: webhooks', function () {
     expect(rows.map((r) => [r.state, r.attempts])).to.deep.equal([['dead', 3]]);
     expect(rows[0]?.last_error).to.match(/HTTP 401/);
     expect(forToken('oauth-token-2')).to.have.length(0);
+  });
+
+  it('pushes to every device of a registered user, each with its own token and type', async () => {
+    const t = await webhookTenant('phone-token');
+    const phone = new Widget(t.account, undefined, undefined, '', world.server.url).signIn('customer-two-devices');
+    const tablet = new Widget(t.account, undefined, undefined, '', world.server.url).signIn('customer-two-devices');
+    const first = await phone.register({ type: 1, pushToken: 'phone-token-2', pushType: 4, pushEnabled: true });
+    const second = await tablet.register({ type: 2, pushToken: 'tablet-token-2', pushType: 4, pushEnabled: true });
+    expect(first.status, first.text).to.equal(200);
+    expect(second.body.data.userId).to.equal(first.body.data.userId);
+    const sent = await world.api.post(`/users/${first.body.data.userId}/messages`, {
+      token: t.service.apiKey,
+      json: { message: 'to both devices', agent: { id: 7, name: 'Ada' } },
+    });
+    expect(sent.status, sent.text).to.equal(201);
+    await pushesSettled(world.server, t.account.id);
+    const received = hook.requests.filter((r) => parleyData((r.json as PushBody).data).message === 'to both devices');
+    expect(received.map((r) => [(r.json as PushBody).pushToken, (r.json as PushBody).deviceType]).sort()).to.deep.equal([
+      ['phone-token-2', 1],
+      ['tablet-token-2', 2],
+    ]);
   });
 
   it('writes nothing for a device whose type has no settings', async () => {
