@@ -89,6 +89,13 @@ const schema = z.object({
     /** Off only for a node that should accept writes but leave sending to others. */
     enabled: booleanLike,
   }),
+  /** Pushes to app devices (docs/push.md); the rest of their engine is the webhooks'. */
+  push: z.object({
+    /** Where FCM access tokens are asked for (JWT bearer grant). */
+    fcmTokenUrl: z.string().url(),
+    /** Base of FCM's send endpoint: {fcmSendUrl}/v1/projects/{project}/messages:send. */
+    fcmSendUrl: z.string().url(),
+  }),
   client: z.object({
     /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
     typingTimeoutMs: z.coerce.number().int().positive(),
@@ -152,6 +159,8 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_RETRY_SCHEDULE', ['webhooks', 'retrySchedule']],
   ['PALAVER_WEBHOOK_TIMEOUT_MS', ['webhooks', 'timeoutMs']],
   ['PALAVER_DELIVERY_WORKER', ['webhooks', 'enabled']],
+  ['PALAVER_FCM_TOKEN_URL', ['push', 'fcmTokenUrl']],
+  ['PALAVER_FCM_SEND_URL', ['push', 'fcmSendUrl']],
   ['PALAVER_DEMO', ['demo']],
   ['PALAVER_DEMO_PAGE', ['demoPage', 'enabled']],
   ['PALAVER_DEMO_PAGE_ACCOUNT', ['demoPage', 'account']],

@@ -8,6 +8,8 @@ export interface Metrics {
   /** Attempts by what came of them: delivered, failed (to be retried), dead. */
   deliveries: Counter<'outcome'>;
   deliveryAttemptSeconds: Histogram<'outcome'>;
+  /** Push attempts by push kind (fcm, webhook, oauth-webhook) and outcome (sent, failed and to be retried, dead). */
+  pushes: Counter<'kind' | 'outcome'>;
   /** Messages per group-committed transaction, by writer (client, agent). */
   messageBatchSize: Histogram<'writer'>;
   /** Rate-limit calls answered from this node's memory because Redis failed, by limiter. */
@@ -38,6 +40,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const pushes = new Counter({
+    name: 'palaver_push_attempts_total',
+    help: 'Push attempts made by this node, by push kind (fcm, webhook, oauth-webhook) and outcome (sent, failed and to be retried, dead)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
   const messageBatchSize = new Histogram({
     name: 'palaver_message_batch_size',
     help: 'Messages written per transaction (group commit), by writer: client or agent',
@@ -59,5 +67,5 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(await pendingDeliveries());
     },
   });
-  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, messageBatchSize, redisFallbacks };
+  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, pushes, messageBatchSize, redisFallbacks };
 }

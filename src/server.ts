@@ -80,7 +80,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger.warn({ limiter }, 'rate limits fall back to this node\'s memory: redis unavailable');
     };
     const worker = config.webhooks.enabled
-      ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, logger, metrics })
+      ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, push: config.push, logger, metrics })
       : undefined;
     const em = () => db.orm.em.fork();
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);

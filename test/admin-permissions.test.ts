@@ -70,6 +70,11 @@ const CASES: Case[] = [
   { method: 'GET', route: '/services/:serviceId/deliveries', path: (i) => `/adminApi/services/${i.serviceId}/deliveries`, needs: ['deliveries:read', 'conversations:read'], allowed: 200, record: true },
   // The delivery was delivered, not dead: 409 once allowed.
   { method: 'POST', route: '/deliveries/:deliveryId/redeliver', path: (i) => `/adminApi/deliveries/${i.deliveryId}/redeliver`, needs: ['deliveries:manage', 'conversations:read'], allowed: 409, record: true },
+  { method: 'GET', route: '/accounts/:accountId/push-deliveries', path: (i) => `/adminApi/accounts/${i.accountId}/push-deliveries`, needs: ['deliveries:read', 'conversations:read'], allowed: 200 },
+  { method: 'GET', route: '/accounts/:accountId/push-settings', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings`, needs: ['accounts:read'], allowed: 200 },
+  { method: 'PUT', route: '/accounts/:accountId/push-settings/:kind', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/webhook`, body: () => ({ url: 'https://push.example.com/hook' }), needs: ['accounts:edit'], allowed: 200 },
+  // No OAuth webhook was ever set: 404 once allowed.
+  { method: 'DELETE', route: '/accounts/:accountId/push-settings/:kind', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/oauth-webhook`, needs: ['accounts:edit'], allowed: 404 },
 ];
 
 function holds(held: string[], needed: string): boolean {

@@ -97,6 +97,7 @@ export async function benchDelivery(options: DeliveryOptions): Promise<Metric> {
     const worker = new DeliveryWorker({
       orm: server.deps.db.orm,
       options: { ...config.webhooks, enabled: true },
+      push: config.push,
       logger: server.deps.logger,
       metrics: server.deps.metrics,
     });

@@ -12,12 +12,15 @@ import {
   type MessageType,
   type User,
 } from '../db/entities/index.ts';
+import { enqueuePushes, type PushRequest } from '../deliveries/outbox.ts';
 import { AppError, notFound } from '../errors.ts';
+import { pushEventPayload, pushMessagePayload } from '../presenters/push-payload.ts';
 import { messageNotice, notify } from './notices.ts';
 import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
 import { insertLocked, type MessageRow, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
 import { lockUsers, refuseMerged, setCurrentAgents, type LockedUser } from './users.ts';
+import { typingUntilSeconds } from './typing.ts';
 
 export interface AgentMessageInput {
   /** The calling Service's account: a user of another account is not found. */
@@ -103,16 +106,21 @@ async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessag
   const before = await setCurrentAgents(tx, last);
   // Whether each message changed the current agent decides its `agent` push.
   const current = new Map(before.map((r) => [r.id, r.before]));
+  const pushes: PushRequest[] = [];
   accepted.forEach(({ at, input }, i) => {
     const message = written[i];
     if (!message) throw new Error('agent message not written');
     const agentChanged = !sameAgent(current.get(input.userId) ?? null, input.agent);
     current.set(input.userId, input.agent);
     outcomes[at] = { ok: true, value: { message: message.message, prevId: message.prevId, agentChanged } };
+    pushes.push({ kind: 'push_message', userId: input.userId, payload: pushMessagePayload(message.message, input.accountId) });
     notify(tx, messageNotice(message.message, message.prevId));
     // Sockets hear of the current agent when it changes, not with every message of the same agent.
     if (agentChanged) notify(tx, { kind: 'agent', userId: input.userId, agent: input.agent });
   });
+  // The apps' only live channel: every agent message (system ones too, which an open chat shows)
+  // is pushed to the user's devices, in this transaction.
+  await enqueuePushes(tx, pushes);
   return outcomes;
 }
 
@@ -158,19 +166,9 @@ export async function setAgentTyping(
       isTyping: input.isTyping,
       typingUntil: typingUntilSeconds(user.agentTypingUntil),
     });
+    await enqueuePushes(tx, [
+      { kind: 'push_event', userId: input.userId, payload: pushEventPayload(input.isTyping ? 'startTyping' : 'stopTyping') },
+    ]);
     return user;
   });
-}
-
-/**
- * An agent object's `isTyping` while it types: the Unix time in seconds until which the typing
- * indicator lasts (rounded up, so it never ends before the server's), else null.
- */
-export function typingUntilSeconds(until: Date | null | undefined): number | null {
-  return until ? Math.ceil(until.getTime() / 1000) : null;
-}
-
-/** The agent typing to the user right now, if any. */
-export function typingAgent(user: Pick<User, 'agentTyping' | 'agentTypingUntil'>, now = new Date()): AgentSnapshot | null {
-  return user.agentTyping && user.agentTypingUntil && user.agentTypingUntil > now ? user.agentTyping : null;
 }

@@ -15,6 +15,14 @@ export interface DeliveryRequest {
   orderingKey: number | null;
 }
 
+/** A payload for every push-enabled device of a user (docs/push.md). */
+export interface PushRequest {
+  kind: Extract<DeliveryKind, 'push_message' | 'push_event'>;
+  userId: number;
+  /** The data map the apps read (presenters/push-payload.ts). */
+  payload: Record<string, string>;
+}
+
 export class OutboxError extends Error {}
 
 /** Transactions that enqueued something; the worker is told when they commit (see worker.ts). */
@@ -22,6 +30,13 @@ const enqueuedIn = new WeakSet<object>();
 
 export function hasEnqueued(em: object): boolean {
   return enqueuedIn.has(em);
+}
+
+function refuseOutsideTransaction(em: EntityManager): void {
+  if (!em.isInTransaction()) {
+    // A delivery written outside the change's transaction could outlive a rolled-back change.
+    throw new OutboxError('deliveries must be enqueued inside the transaction of the change that causes them');
+  }
 }
 
 /** Adds the payload's deliveries to the caller's transaction; returns their ids (the `webhook-id`s). */
@@ -46,10 +61,7 @@ interface Row {
  * here): two statements whatever their number. Returns each request's delivery ids.
  */
 export async function enqueueAll(em: EntityManager, requests: readonly DeliveryRequest[]): Promise<string[][]> {
-  if (!em.isInTransaction()) {
-    // A delivery written outside the change's transaction could outlive a rolled-back change.
-    throw new OutboxError('deliveries must be enqueued inside the transaction of the change that causes them');
-  }
+  refuseOutsideTransaction(em);
   const rows: Row[] = [];
   const chains = new Map<string, [number, number]>();
   const planned = requests.map((request) => {
@@ -87,7 +99,7 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
      select r.id, r.service_id, r.ordering_key, r.kind, r.payload,
             r.ordering_key is null or (r.first and not exists (
               select 1 from deliveries e
-              where e.service_id = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'))
+              where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'))
      from jsonb_to_recordset(?::jsonb)
           as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
      join services s on s.id = r.service_id and s.webhook_url is not null
@@ -101,4 +113,52 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
   enqueuedIn.add(em);
   const kept = new Set(inserted.map((r) => r.id));
   return planned.map((ids) => ids.filter((id) => kept.has(id)));
+}
+
+/**
+ * Pushes, in order, to every device of each user that can receive them: push enabled, a
+ * token, and push settings of its account for its push type. One delivery per device, chained
+ * per device (ordering key = device id; 0 stands for "no Service" in the chain lock, which
+ * Service ids, from 1, never meet). Returns the delivery ids written per request.
+ */
+export async function enqueuePushes(em: EntityManager, requests: readonly PushRequest[]): Promise<string[][]> {
+  refuseOutsideTransaction(em);
+  if (requests.length === 0) return [];
+  const connection = em.getConnection();
+  const trx: unknown = em.getTransactionContext();
+  const userIds = [...new Set(requests.map((r) => r.userId))];
+  // The chains' locks first, in device order (as the worker takes them when a push completes).
+  const devices = await connection.execute<Array<{ id: number; userId: number }>>(
+    `select v.id, v.user_id as "userId", pg_advisory_xact_lock(0, v.id)
+       from (select d.id, d.user_id from devices d
+              join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
+             where d.user_id = any(?::int[]) and d.push_enabled and d.push_token is not null
+             order by d.id) v`,
+    [pgIntArray(userIds)],
+    'all',
+    trx,
+  );
+  const rows = requests
+    .flatMap((request, n) =>
+      devices
+        .filter((device) => device.userId === request.userId)
+        .map((device) => ({ id: randomUUID(), device_id: device.id, kind: request.kind, payload: JSON.stringify(request.payload), n })),
+    )
+    .map((row, i) => ({ ...row, i }));
+  if (rows.length === 0) return requests.map(() => []);
+  // Only the first of a device's chain can be ready, and only if nothing of it is pending.
+  await connection.execute(
+    `insert into deliveries (id, device_id, ordering_key, kind, payload, ready)
+     select r.id, r.device_id, r.device_id, r.kind, r.payload,
+            row_number() over (partition by r.device_id order by r.i) = 1 and not exists (
+              select 1 from deliveries e
+              where coalesce(e.service_id, 0) = 0 and e.ordering_key = r.device_id and e.state = 'pending')
+     from jsonb_to_recordset(?::jsonb) as r(id uuid, device_id int, kind text, payload text, i int)
+     order by r.i`,
+    [JSON.stringify(rows)],
+    'run',
+    trx,
+  );
+  enqueuedIn.add(em);
+  return requests.map((_, n) => rows.filter((row) => row.n === n).map((row) => row.id));
 }

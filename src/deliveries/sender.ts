@@ -28,6 +28,8 @@ export interface WebhookRequest {
   body: string;
   /** The current secret first; during a rotation's grace period also the previous one. */
   secrets: string[];
+  /** A push webhook behind OAuth: `Bearer <access token>`. */
+  authorization?: string | undefined;
 }
 
 const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
@@ -85,6 +87,7 @@ export class WebhookSender {
           'webhook-id': request.id,
           'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
           'webhook-signature': signature,
+          ...(request.authorization ? { authorization: request.authorization } : {}),
         },
       });
       const retryAfter = response.headers['retry-after'];
@@ -95,6 +98,11 @@ export class WebhookSender {
       const error = err instanceof RequestError ? `${err.code}: ${err.message}` : String(err);
       return { kind: 'retry', status: null, error, retryAfterMs: null };
     }
+  }
+
+  /** The same agents (SSRF filter included) for other requests to customers' endpoints: OAuth token URLs. */
+  get agent(): { http: http.Agent; https: https.Agent } {
+    return this.agents;
   }
 
   close(): void {

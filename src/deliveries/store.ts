@@ -3,26 +3,51 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind, DeliveryState } from '../db/entities/index.ts';
 import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
+import type { AnyPushSettings } from '../push/settings.ts';
 
-export interface ClaimedDelivery {
+interface ClaimedBase {
   id: string;
-  serviceId: number;
   kind: DeliveryKind;
   payload: string;
   /** Including the attempt about to be made. */
   attempts: number;
+  /**
+   * Whose concurrency limit the attempt counts against: the Service id, or for a push the
+   * negated account id (an account's pushes share its FCM project or push webhook).
+   */
+  bucket: number;
+}
+
+export interface ClaimedWebhook extends ClaimedBase {
+  serviceId: number;
+  deviceId: null;
   webhookUrl: string;
   signingSecret: string;
   /** The rotated-out secret while its grace period lasts: requests carry both signatures. */
   previousSigningSecret: string | null;
 }
 
+/** A push, with the device and its account's settings as they are now (not as enqueued). */
+export interface ClaimedPush extends ClaimedBase {
+  serviceId: null;
+  deviceId: number;
+  userId: number;
+  deviceType: number;
+  /** Null, or pushes switched off, or no settings for the type: the push cannot be sent. */
+  pushToken: string | null;
+  pushType: number | null;
+  pushEnabled: boolean;
+  pushSettings: AnyPushSettings | null;
+}
+
+export type ClaimedDelivery = ClaimedWebhook | ClaimedPush;
+
 export interface ClaimLimits {
   /** At most this many rows in all. */
   total: number;
-  /** Per Service, at most this many (a Service missing here gets `perService`). */
-  perService: number;
-  freeByService: ReadonlyMap<number, number>;
+  /** Per bucket, at most this many (a bucket missing here gets `perBucket`). */
+  perBucket: number;
+  freeByBucket: ReadonlyMap<number, number>;
   leaseMs: number;
   node: string;
 }
@@ -30,35 +55,37 @@ export interface ClaimLimits {
 /**
  * Claims due deliveries: pending, ready (the head of their chain, so a later delivery never
  * overtakes an earlier one in flight or waiting for a retry), due, not leased, to an enabled
- * Service with a webhook. Walks the ready index in due order and stops at the batch size.
- * Rows are locked with SKIP LOCKED and leased to `node`; a node that dies mid-attempt loses
- * the lease when it runs out.
+ * Service with a webhook or to a device. Walks the ready index in due order and stops at the
+ * batch size. Rows are locked with SKIP LOCKED and leased to `node`; a node that dies
+ * mid-attempt loses the lease when it runs out.
  */
 export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-  const busyIds = [...limits.freeByService.keys()];
-  const free = busyIds.map((id) => limits.freeByService.get(id) ?? 0);
+  const busyIds = [...limits.freeByBucket.keys()];
+  const free = busyIds.map((id) => limits.freeByBucket.get(id) ?? 0);
   // One statement, atomic on its own: no BEGIN/COMMIT round trips around it.
   return em.getConnection().execute<ClaimedDelivery[]>(
       `with candidates as (
-         select d.id, d.service_id, d.next_attempt_at, d.seq
+         select d.id, coalesce(d.service_id, -v.account_id) as bucket, d.next_attempt_at, d.seq
          from deliveries d
-         join services s on s.id = d.service_id and s.disabled_at is null and s.webhook_url is not null
+         left join services s on s.id = d.service_id
+         left join devices v on v.id = d.device_id
          where d.state = 'pending' and d.ready and d.next_attempt_at <= now()
            and (d.claimed_until is null or d.claimed_until < now())
+           and (v.id is not null or (s.disabled_at is null and s.webhook_url is not null))
          order by d.next_attempt_at, d.seq
          limit ?
        ),
        capped as (
          select c.id from (
-           select c.*, row_number() over (partition by c.service_id order by c.next_attempt_at, c.seq) as rank
+           select c.*, row_number() over (partition by c.bucket order by c.next_attempt_at, c.seq) as rank
            from candidates c
          ) c
-         left join unnest(?::int[], ?::int[]) as busy(service_id, free) on busy.service_id = c.service_id
+         left join unnest(?::int[], ?::int[]) as busy(bucket, free) on busy.bucket = c.bucket
          where c.rank <= coalesce(busy.free, ?)
        ),
        locked as (
          -- Re-checked on the row itself: a lease taken by another node since our snapshot excludes it.
-         select d.id from deliveries d
+         select d.id, d.service_id, d.device_id from deliveries d
          where d.id in (select id from capped)
            and d.state = 'pending' and (d.claimed_until is null or d.claimed_until < now())
          for update skip locked
@@ -66,12 +93,18 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
        update deliveries d
           set claimed_until = now() + (? * interval '1 millisecond'), claimed_by = ?,
               attempts = d.attempts + 1, updated_at = now()
-         from locked, services s
-        where d.id = locked.id and s.id = d.service_id
-       returning d.id, d.service_id as "serviceId", d.kind, d.payload, d.attempts,
+         from locked l
+         left join services s on s.id = l.service_id
+         left join devices v on v.id = l.device_id
+         left join push_settings p on p.account_id = v.account_id and p.push_type = v.push_type
+        where d.id = l.id
+       returning d.id, d.service_id as "serviceId", d.device_id as "deviceId",
+                 coalesce(d.service_id, -v.account_id) as bucket, d.kind, d.payload, d.attempts,
                  s.webhook_url as "webhookUrl", s.signing_secret as "signingSecret",
-                 case when s.previous_secret_expires_at > now() then s.previous_signing_secret end as "previousSigningSecret"`,
-    [limits.total, pgIntArray(busyIds), pgIntArray(free), limits.perService, limits.leaseMs, limits.node],
+                 case when s.previous_secret_expires_at > now() then s.previous_signing_secret end as "previousSigningSecret",
+                 v.user_id as "userId", v.type as "deviceType", v.push_token as "pushToken",
+                 v.push_type as "pushType", v.push_enabled as "pushEnabled", p.settings as "pushSettings"`,
+    [limits.total, pgIntArray(busyIds), pgIntArray(free), limits.perBucket, limits.leaseMs, limits.node],
   );
 }
 
@@ -94,12 +127,14 @@ export interface AttemptRecord {
 export type OutcomeRecord = AttemptRecord & { id: string } & (
     | { type: 'delivered' }
     | { type: 'dead' }
+    /** Dead, and the device's token, which its push service called unregistered or invalid, removed. */
+    | { type: 'unregistered'; deviceId: number; token: string }
     /** Another attempt is due at `nextAttemptAt`. */
     | { type: 'retry'; nextAttemptAt: Date }
     /** 410 Gone: the Service is switched off; the delivery is due again as soon as it is enabled. */
     | { type: 'gone'; serviceId: number }
   );
-type Ended = Extract<OutcomeRecord, { type: 'delivered' | 'dead' }>;
+type Ended = Extract<OutcomeRecord, { type: 'delivered' | 'dead' | 'unregistered' }>;
 type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
 
 /**
@@ -114,7 +149,7 @@ export async function writeOutcomes(tx: EntityManager, node: string, records: re
   const ended: Ended[] = [];
   const released: Released[] = [];
   for (const record of records) {
-    if (record.type === 'delivered' || record.type === 'dead') ended.push(record);
+    if (record.type === 'delivered' || record.type === 'dead' || record.type === 'unregistered') ended.push(record);
     else released.push(record);
   }
   await end(tx, node, ended);
@@ -124,7 +159,8 @@ export async function writeOutcomes(tx: EntityManager, node: string, records: re
 /**
  * Ends deliveries (delivered or dead), and makes the next pending delivery of each of their
  * chains ready. The chain locks (taken in ascending order, as the outbox does) keep a
- * concurrent enqueue from missing the promotion.
+ * concurrent enqueue from missing the promotion. A chain is (Service, ordering key), Service
+ * 0 for pushes (their ordering key is the device).
  */
 async function end(tx: EntityManager, node: string, records: readonly Ended[]): Promise<void> {
   if (records.length === 0) return;
@@ -133,7 +169,7 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[]): 
   const ids = records.map((r) => r.id);
   await connection.execute(
     `select pg_advisory_xact_lock(service_id, ordering_key)
-       from (select distinct service_id, ordering_key from deliveries
+       from (select distinct coalesce(service_id, 0) as service_id, ordering_key from deliveries
               where id = any(?::uuid[]) and ordering_key is not null
               order by service_id, ordering_key) chains`,
     [pgUuidArray(ids)],
@@ -147,10 +183,10 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[]): 
             last_status = r.status, last_error = r.error, updated_at = now()
        from unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) as r(id, state, status, error)
       where d.id = r.id and d.state = 'pending' and (r.state = 'delivered' or d.claimed_by = ?)
-     returning d.service_id as "serviceId", d.ordering_key as "orderingKey"`,
+     returning coalesce(d.service_id, 0) as "serviceId", d.ordering_key as "orderingKey"`,
     [
       pgUuidArray(ids),
-      pgTextArray(records.map((r) => r.type)),
+      pgTextArray(records.map((r) => (r.type === 'unregistered' ? 'dead' : r.type))),
       pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
       pgTextArray(records.map((r) => r.error)),
       node,
@@ -158,16 +194,28 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[]): 
     'all',
     trx,
   );
+  // Only the token that was refused: the app may have registered a new one since.
+  const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
+  if (unregistered.length > 0) {
+    await connection.execute(
+      `update devices v set push_token = null, updated_at = now()
+         from unnest(?::int[], ?::text[]) as r(device_id, token)
+        where v.id = r.device_id and v.push_token = r.token`,
+      [pgIntArray(unregistered.map((r) => r.deviceId)), pgTextArray(unregistered.map((r) => r.token))],
+      'run',
+      trx,
+    );
+  }
   const chains = ended.filter((c) => c.orderingKey !== null);
   if (chains.length === 0) return;
   await connection.execute(
     `update deliveries d set ready = true
-       from (select distinct on (e.service_id, e.ordering_key) e.id
+       from (select distinct on (coalesce(e.service_id, 0), e.ordering_key) e.id
                from deliveries e
                join unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
-                 on e.service_id = c.service_id and e.ordering_key = c.ordering_key
+                 on coalesce(e.service_id, 0) = c.service_id and e.ordering_key = c.ordering_key
               where e.state = 'pending'
-              order by e.service_id, e.ordering_key, e.seq) head
+              order by coalesce(e.service_id, 0), e.ordering_key, e.seq) head
       where d.id = head.id and not d.ready`,
     [pgIntArray(chains.map((c) => c.serviceId)), pgIntArray(chains.map((c) => c.orderingKey ?? 0))],
     'all',
@@ -222,7 +270,8 @@ export async function countPending(em: EntityManager): Promise<number> {
 
 export interface DeliveryLogEntry {
   id: string;
-  serviceId: number;
+  serviceId: number | null;
+  deviceId: number | null;
   kind: DeliveryKind;
   state: DeliveryState;
   attempts: number;
@@ -235,7 +284,7 @@ export interface DeliveryLogEntry {
   seq: string;
 }
 
-const LOG_COLUMNS = `id, service_id as "serviceId", kind, state, attempts, next_attempt_at as "nextAttemptAt",
+const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", kind, state, attempts, next_attempt_at as "nextAttemptAt",
   last_status as "lastStatus", last_error as "lastError", payload, created_at as "createdAt",
   delivered_at as "deliveredAt", seq`;
 
@@ -250,6 +299,27 @@ export async function listDeliveries(
       order by seq desc limit ?`,
     [
       query.serviceId,
+      query.state ?? null,
+      query.state ?? null,
+      query.beforeSeq ?? null,
+      query.beforeSeq ?? null,
+      query.limit,
+    ],
+  );
+}
+
+/** The pushes to an account's devices, newest first, in pages as listDeliveries. */
+export async function listPushDeliveries(
+  em: EntityManager,
+  query: { accountId: number; state?: DeliveryState | undefined; limit: number; beforeSeq?: number | undefined },
+): Promise<DeliveryLogEntry[]> {
+  return em.getConnection().execute<DeliveryLogEntry[]>(
+    `select ${LOG_COLUMNS} from deliveries
+      where device_id in (select id from devices where account_id = ?)
+        and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
+      order by seq desc limit ?`,
+    [
+      query.accountId,
       query.state ?? null,
       query.state ?? null,
       query.beforeSeq ?? null,

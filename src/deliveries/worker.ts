@@ -16,12 +16,23 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { hasEnqueued } from './outbox.ts';
 import { nextDelayMs } from './schedule.ts';
+import { PushSender } from '../push/sender.ts';
+import type { PushOutcome } from '../push/outcome.ts';
+import { pushKindOf } from '../push/settings.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import { claimDue, releaseClaims, writeOutcomes, type ClaimedDelivery, type OutcomeRecord } from './store.ts';
+import {
+  claimDue,
+  releaseClaims,
+  writeOutcomes,
+  type ClaimedDelivery,
+  type ClaimedPush,
+  type OutcomeRecord,
+} from './store.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
   options: Config['webhooks'];
+  push: Config['push'];
   logger: Logger;
   metrics: Metrics;
 }
@@ -29,14 +40,15 @@ export interface WorkerDeps {
 export class DeliveryWorker {
   readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: WebhookSender;
+  private readonly pushes: PushSender;
   /** HTTP attempts under way, by delivery id. */
-  private readonly inFlight = new Map<string, Promise<Outcome>>();
+  private readonly inFlight = new Map<string, Promise<Outcome | PushOutcome>>();
   /** Claimed (leased), waiting for a free slot, in due order. */
   private readonly waiting: Array<{ delivery: ClaimedDelivery; claimedAt: number }> = [];
   /** Outcomes being written. */
   private readonly recording = new Set<Promise<void>>();
-  /** Attempts under way per Service. */
-  private readonly perService = new Map<number, number>();
+  /** Attempts under way per bucket (a Service, or an account's pushes: see ClaimedDelivery). */
+  private readonly perBucket = new Map<number, number>();
   private readonly leaseMs: number;
   private stopped = false;
   /** The last claim got as many as it asked for: more may be due than it could take. */
@@ -53,6 +65,11 @@ export class DeliveryWorker {
       allowPrivate: options.allowPrivate,
       timeoutMs: options.timeoutMs,
       maxSockets: options.maxPerService,
+    });
+    this.pushes = new PushSender(this.sender, {
+      tokenUrl: deps.push.fcmTokenUrl,
+      sendUrl: deps.push.fcmSendUrl,
+      timeoutMs: options.timeoutMs,
     });
     // Outlives the longest attempt (timeout) plus recording it, so two nodes never send one
     // delivery at the same time; short enough that a crashed node's work is taken up soon.
@@ -132,16 +149,16 @@ export class DeliveryWorker {
   private async claim(): Promise<number> {
     const { maxInFlight, maxPerService } = this.deps.options;
     // Claimed but unsent deliveries count: at most one slot's worth waits per slot.
-    const held = new Map(this.perService);
-    for (const { delivery } of this.waiting) held.set(delivery.serviceId, (held.get(delivery.serviceId) ?? 0) + 1);
+    const held = new Map(this.perBucket);
+    for (const { delivery } of this.waiting) held.set(delivery.bucket, (held.get(delivery.bucket) ?? 0) + 1);
     const total = 2 * maxInFlight - this.inFlight.size - this.waiting.length;
     if (total <= 0) return 0;
-    const freeByService = new Map<number, number>();
-    for (const [serviceId, busy] of held) freeByService.set(serviceId, 2 * maxPerService - busy);
+    const freeByBucket = new Map<number, number>();
+    for (const [bucket, busy] of held) freeByBucket.set(bucket, 2 * maxPerService - busy);
     const claimed = await claimDue(this.deps.orm.em.fork(), {
       total,
-      perService: 2 * maxPerService,
-      freeByService,
+      perBucket: 2 * maxPerService,
+      freeByBucket,
       leaseMs: this.leaseMs,
       node: this.node,
     });
@@ -165,7 +182,7 @@ export class DeliveryWorker {
       if (Date.now() - claimedAt > this.leaseMs - 2 * timeoutMs) {
         stale.push(delivery);
         this.waiting.splice(i, 1);
-      } else if ((this.perService.get(delivery.serviceId) ?? 0) < maxPerService) {
+      } else if ((this.perBucket.get(delivery.bucket) ?? 0) < maxPerService) {
         this.waiting.splice(i, 1);
         this.dispatch(delivery);
       } else {
@@ -186,13 +203,13 @@ export class DeliveryWorker {
   }
 
   private dispatch(delivery: ClaimedDelivery): void {
-    const { serviceId } = delivery;
-    this.perService.set(serviceId, (this.perService.get(serviceId) ?? 0) + 1);
+    const { bucket } = delivery;
+    this.perBucket.set(bucket, (this.perBucket.get(bucket) ?? 0) + 1);
     const release = () => {
       this.inFlight.delete(delivery.id);
-      const left = (this.perService.get(serviceId) ?? 1) - 1;
-      if (left > 0) this.perService.set(serviceId, left);
-      else this.perService.delete(serviceId);
+      const left = (this.perBucket.get(bucket) ?? 1) - 1;
+      if (left > 0) this.perBucket.set(bucket, left);
+      else this.perBucket.delete(bucket);
       // The slot goes to a waiting delivery now; the loop claims more behind it when the last
       // claim was cut short by the limit (more may be due). Otherwise commits and recorded
       // outcomes, which make deliveries due, wake the loop.
@@ -217,7 +234,8 @@ export class DeliveryWorker {
     this.recording.add(recorded);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<Outcome> {
+  private async attempt(delivery: ClaimedDelivery): Promise<Outcome | PushOutcome> {
+    if (delivery.deviceId !== null) return this.pushes.send(delivery);
     const started = process.hrtime.bigint();
     const outcome = await this.sender.send({
       url: delivery.webhookUrl,
@@ -233,7 +251,8 @@ export class DeliveryWorker {
   }
 
   /** Counted once the outcome is committed: the figures are what the database holds. */
-  private async record(delivery: ClaimedDelivery, outcome: Outcome): Promise<void> {
+  private async record(delivery: ClaimedDelivery, outcome: Outcome | PushOutcome): Promise<void> {
+    if (delivery.deviceId !== null) return this.recordPush(delivery, outcome as PushOutcome);
     const { deliveries } = this.deps.metrics;
     const { id } = delivery;
     const status = outcome.status;
@@ -260,6 +279,41 @@ export class DeliveryWorker {
         } else {
           await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error });
           deliveries.inc({ outcome: 'failed' });
+        }
+      }
+    }
+  }
+
+  /** As record(), counted per push kind: sent, failed (to be retried), dead. */
+  private async recordPush(push: ClaimedPush, outcome: PushOutcome): Promise<void> {
+    const count = (result: 'sent' | 'failed' | 'dead') =>
+      this.deps.metrics.pushes.inc({ kind: pushKindOf(push.pushType ?? 0) ?? 'none', outcome: result });
+    const { id } = push;
+    const status = outcome.status;
+    const error = 'error' in outcome ? outcome.error : null;
+    switch (outcome.kind) {
+      case 'delivered':
+        await this.outcomes.send({ type: 'delivered', id, status, error });
+        count('sent');
+        return;
+      case 'unregistered':
+        await this.outcomes.send({ type: 'unregistered', id, deviceId: push.deviceId, token: push.pushToken ?? '', status, error });
+        count('dead');
+        this.deps.logger.info({ deviceId: push.deviceId }, 'push token refused by its push service: removed from the device');
+        return;
+      case 'failed':
+      case 'undeliverable':
+        await this.outcomes.send({ type: 'dead', id, status, error });
+        count('dead');
+        return;
+      case 'retry': {
+        const delay = nextDelayMs(push.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
+        if (delay === null) {
+          await this.outcomes.send({ type: 'dead', id, status, error });
+          count('dead');
+        } else {
+          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error });
+          count('failed');
         }
       }
     }

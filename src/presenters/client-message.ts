@@ -2,7 +2,7 @@
 // (test/support/parley-shapes.ts holds the keys and types they read): the same object in GET
 // /messages and socket events.
 import type { AgentSnapshot, MediaReference, Message, MessageButton, User } from '../db/entities/index.ts';
-import { typingAgent, typingUntilSeconds } from '../conversations/agents.ts';
+import { typingAgent, typingUntilSeconds } from '../conversations/typing.ts';
 import { mediaReference } from './webhook-payloads.ts';
 
 /**

@@ -1,10 +1,14 @@
 import type { DeliveryLogEntry } from '../deliveries/store.ts';
 
-/** A row of the deliveries log, with the payload as the Service received (or will receive) it. */
+/**
+ * A row of the deliveries log, with the payload as the Service received (or will receive) it;
+ * for a push (deviceId instead of serviceId) the data map the app receives.
+ */
 export function presentDelivery(entry: DeliveryLogEntry) {
   return {
     id: entry.id,
     serviceId: entry.serviceId,
+    deviceId: entry.deviceId,
     kind: entry.kind,
     state: entry.state,
     attempts: entry.attempts,

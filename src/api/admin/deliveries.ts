@@ -1,12 +1,13 @@
-import { findDelivery, listDeliveries, redeliver } from '../../deliveries/store.ts';
+import { DeviceSchema } from '../../db/entities/index.ts';
+import { findDelivery, listDeliveries, listPushDeliveries, redeliver } from '../../deliveries/store.ts';
 import { findService } from '../../tenancy/services.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams, parseQuery } from '../../http/validate.ts';
 import { presentDelivery } from '../../presenters/delivery.ts';
-import { authorizeRecord } from './auth.ts';
-import { deliveriesQuery, deliveryIdParams } from './schema.ts';
+import { authorize, authorizeRecord } from './auth.ts';
+import { accountIdParams, deliveriesQuery, deliveryIdParams } from './schema.ts';
 import { authorizedService } from './services.ts';
 
 export function deliveryRoutes(router: AppRouter): void {
@@ -26,6 +27,24 @@ export function deliveryRoutes(router: AppRouter): void {
     });
   });
 
+  // Pushes to the account's devices: the same log, rows with a deviceId instead of a serviceId.
+  router.get('/accounts/:accountId/push-deliveries', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'GET /accounts/:accountId/push-deliveries', accountId);
+    const query = parseQuery(ctx, deliveriesQuery);
+    const rows = await listPushDeliveries(ctx.deps.db.orm.em, {
+      accountId,
+      state: query.state,
+      limit: query.limit,
+      beforeSeq: query.before,
+    });
+    const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
+    respond(ctx, {
+      data: rows.map(presentDelivery),
+      extra: { paging: { before: last ? Number(last.seq) : null } },
+    });
+  });
+
   router.post('/deliveries/:deliveryId/redeliver', async (ctx) => {
     const { deliveryId } = parseParams(ctx, deliveryIdParams);
     const em = ctx.deps.db.orm.em;
@@ -34,10 +53,15 @@ export function deliveryRoutes(router: AppRouter): void {
       'POST /deliveries/:deliveryId/redeliver',
       async () => {
         const delivery = await findDelivery(em, deliveryId);
-        const service = delivery ? await findService(em, delivery.serviceId) : null;
-        return delivery && service ? { delivery, service } : null;
+        if (!delivery) return null;
+        // A Service's webhook delivery, or a push to a device: either way of one account.
+        const owner =
+          delivery.serviceId !== null
+            ? await findService(em, delivery.serviceId)
+            : await em.findOne(DeviceSchema, { id: delivery.deviceId ?? 0 });
+        return owner ? { delivery, accountId: owner.accountId } : null;
       },
-      (found) => found.service.accountId,
+      (found) => found.accountId,
       () => notFound('delivery_not_found'),
     );
     const requeued = await redeliver(em, deliveryId);

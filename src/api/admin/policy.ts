@@ -41,6 +41,12 @@ export const ADMIN_POLICY = {
   // Webhook payloads hold message text and user information: the conversation itself.
   'GET /services/:serviceId/deliveries': rule('record', 'deliveries:read', 'conversations:read'),
   'POST /deliveries/:deliveryId/redeliver': rule('record', 'deliveries:manage', 'conversations:read'),
+  // Push payloads hold message text too.
+  'GET /accounts/:accountId/push-deliveries': rule('account', 'deliveries:read', 'conversations:read'),
+  // The settings hold secrets, never returned; reading them says which are set.
+  'GET /accounts/:accountId/push-settings': rule('account', 'accounts:read'),
+  'PUT /accounts/:accountId/push-settings/:kind': rule('account', 'accounts:edit'),
+  'DELETE /accounts/:accountId/push-settings/:kind': rule('account', 'accounts:edit'),
 } satisfies Record<string, Rule>;
 
 export type AdminRoute = keyof typeof ADMIN_POLICY;

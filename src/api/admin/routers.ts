@@ -5,6 +5,7 @@ import { accountRoutes } from './accounts.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { keyRoutes } from './keys.ts';
 import { operatorRoutes } from './operators.ts';
+import { pushSettingsRoutes } from './push-settings.ts';
 import { userRoutes } from './users.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
@@ -20,5 +21,6 @@ export function adminRouter(): AppRouter {
   userRoutes(router);
   operatorRoutes(router);
   deliveryRoutes(router);
+  pushSettingsRoutes(router);
   return router;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createPrivateKey } from 'node:crypto';
 import { isPermission } from '../../tenancy/permissions.ts';
 
 export const loginBody = z.object({
@@ -110,3 +111,44 @@ export const grantsBody = z.object({ grants: z.array(grant).max(100) });
 export const operatorIdParams = z.object({
   operatorId: z.coerce.number().int().positive(),
 });
+
+export const pushKindParams = z.object({
+  accountId: z.coerce.number().int().positive(),
+  kind: z.enum(['fcm', 'webhook', 'oauth-webhook']),
+});
+
+/** FCM signs with RS256: the service account's key is an RSA private key in PEM. */
+function isRsaPrivateKey(pem: string): boolean {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType === 'rsa';
+  } catch {
+    return false;
+  }
+}
+
+/** The service-account JSON file as Google hands it out; its other keys are accepted and not kept. */
+export const fcmSettingsBody = z
+  .object({
+    serviceAccount: z.object({
+      project_id: z.string().regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'must be a Firebase project id'),
+      client_email: z.string().email().max(320),
+      private_key: z.string().max(16_384).refine(isRsaPrivateKey, 'must be the RSA private key (PEM) of the service account'),
+    }),
+  })
+  .strict();
+
+export const webhookSettingsBody = z.object({ url: webhookUrl }).strict();
+
+export const oauthWebhookSettingsBody = z
+  .object({
+    url: webhookUrl,
+    /** The client-credentials grant is posted here: a customer's address, under the same SSRF rules. */
+    tokenUrl: webhookUrl,
+    clientId: z.string().min(1).max(512),
+    clientSecret: z.string().min(1).max(4096),
+    scope: z.string().min(1).max(1024).nullish(),
+  })
+  .strict();
+
+/** PUT /accounts/{accountId}/push-settings/{kind} as OpenAPI describes it: the body of the kind in the path. */
+export const pushSettingsBody = z.union([fcmSettingsBody, webhookSettingsBody, oauthWebhookSettingsBody]);

@@ -20,6 +20,21 @@ const referer = z
   .optional()
   .catch(undefined);
 
+const MAX_JSON_DEPTH = 32;
+
+/** How deep arrays and objects nest in a parsed JSON value; iterative, so deep input cannot overflow it. */
+function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [current, depth] = item;
+    if (typeof current !== 'object' || current === null) continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 export const deviceBody = z
   .object({
     pushToken: z.string().max(4096).nullish(),
@@ -33,6 +48,12 @@ export const deviceBody = z
   })
   .refine((b) => JSON.stringify(b.userAdditionalInformation ?? {}).length <= 16_384, {
     message: 'at most 16 kB of JSON',
+    path: ['userAdditionalInformation'],
+  })
+  // 16 kB of `[[[…]]]` is thousands of levels deep: stored, it would overflow the stack of
+  // every later load of the user through the ORM (which walks JSON recursively).
+  .refine((b) => jsonDepth(b.userAdditionalInformation ?? {}) <= MAX_JSON_DEPTH, {
+    message: `at most ${MAX_JSON_DEPTH} levels of nesting`,
     path: ['userAdditionalInformation'],
   });
 

@@ -1,11 +1,13 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
-export type DeliveryKind = 'event' | 'message' | 'action' | 'client_merging';
+/** Service webhooks: event, message, action, client_merging. Pushes to devices: push_message, push_event. */
+export type DeliveryKind = 'event' | 'message' | 'action' | 'client_merging' | 'push_message' | 'push_event';
 export type DeliveryState = 'pending' | 'delivered' | 'dead';
 
 /**
- * The outbox: one row per payload per Service, written in the transaction of the change
- * that caused it. `id` is the Standard Webhooks `webhook-id`; `seq` orders one ordering key.
+ * The outbox: one row per payload per Service (its webhook) or per device (a push, see
+ * docs/push.md), written in the transaction of the change that caused it. `id` is the
+ * Standard Webhooks `webhook-id`; `seq` orders one ordering key.
  */
 export const DeliverySchema = defineEntity({
   name: 'Delivery',
@@ -13,7 +15,9 @@ export const DeliverySchema = defineEntity({
   properties: (p) => ({
     id: p.uuid().primary(),
     seq: p.bigint('number'),
-    serviceId: p.integer(),
+    serviceId: p.integer().nullable(),
+    /** Set instead of serviceId for a push; its ordering key is the device id too. */
+    deviceId: p.integer().nullable(),
     orderingKey: p.integer().nullable(),
     kind: p.string().$type<DeliveryKind>(),
     payload: p.text(),

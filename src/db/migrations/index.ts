@@ -2,6 +2,7 @@ import { Migration20261121000000_initial } from './Migration20261121000000_initi
 import { Migration20261201000000_message_content } from './Migration20261201000000_message_content.ts';
 import { Migration20261215000000_deliveries_read } from './Migration20261215000000_deliveries_read.ts';
 import { Migration20261220000000_client_message_ids } from './Migration20261220000000_client_message_ids.ts';
+import { Migration20261220000000_push } from './Migration20261220000000_push.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -9,4 +10,5 @@ export const migrationsList = [
   { name: 'Migration20261201000000_message_content', class: Migration20261201000000_message_content },
   { name: 'Migration20261215000000_deliveries_read', class: Migration20261215000000_deliveries_read },
   { name: 'Migration20261220000000_client_message_ids', class: Migration20261220000000_client_message_ids },
+  { name: 'Migration20261220000000_push', class: Migration20261220000000_push },
 ];
