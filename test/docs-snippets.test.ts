@@ -98,7 +98,11 @@ describe('documentation snippets', function () {
         });
         try {
           await listening(port, 15_000);
-          const body = JSON.stringify({ type: 'message', id: 1, time: 1795499700, message: 'Hi', typeId: 1 });
+          // A message payload as Palaver sends it (src/presenters/webhook-payloads.ts).
+          const body = JSON.stringify({
+            type: 'message', id: 1, time: 1795499700, message: 'Hi', typeId: 1, accountIdentification: 'docs', accountId: 1,
+            user: { id: '1', uniqueIdentifier: null, additionalInformation: null },
+          });
           const id = 'msg_2f1c1e0e-docs';
           const now = new Date();
           const headers = {
