@@ -31,6 +31,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10000' },
     'capacity-steps': { type: 'string', default: '250,500,1000,2000' },
     'capacity-seconds': { type: 'string', default: '20' },
+    /** postgresql, embedded, or both (the default run measures PostgreSQL; --full both). */
+    'capacity-modes': { type: 'string', default: 'postgresql' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
     full: { type: 'boolean', default: false },
   },
@@ -74,9 +76,13 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
         if (dataDir) rmSync(dataDir, { recursive: true, force: true });
       }
     };
+    const modes = values.full || values['capacity-modes'] === 'both' ? ['postgresql', 'embedded'] : [String(values['capacity-modes'])];
     try {
-      const postgresql = await run('postgresql');
-      return values.full ? { ...postgresql, mode: 'postgresql', embedded: await run('embedded') } : { ...postgresql, mode: 'postgresql' };
+      const [first, ...others] = modes as Array<'postgresql' | 'embedded'>;
+      if (!first) throw new Error('no capacity mode');
+      const result: Metric = { ...(await run(first)), mode: first };
+      for (const mode of others) result[mode] = await run(mode);
+      return result;
     } finally {
       service.stop();
     }
