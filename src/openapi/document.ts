@@ -28,6 +28,7 @@ function parameters(operation: Operation): Json[] {
 
 const SECURITY: Record<Api, Json[]> = {
   health: [],
+  web: [],
   admin: [{ operatorToken: [] }],
   client: [{ identification: [] }, { identification: [], customerAuthorization: [] }],
   service: [{ serviceKey: [] }],
@@ -61,7 +62,7 @@ function describe(operation: Operation): Json {
   };
 }
 
-const PREFIXES: Record<Api, readonly string[]> = { health: [''], admin: [''], client: CLIENT_PREFIXES, service: SERVICE_PREFIXES };
+const PREFIXES: Record<Api, readonly string[]> = { health: [''], web: [''], admin: [''], client: CLIENT_PREFIXES, service: SERVICE_PREFIXES };
 
 export function openApiDocument(): Json {
   const paths: Record<string, Json> = {};

@@ -1,3 +1,4 @@
+import { eraseUser } from '../../conversations/erase.ts';
 import { messagePage } from '../../conversations/messages.ts';
 import { listUsers } from '../../tenancy/accounts.ts';
 import { UserSchema } from '../../db/entities/index.ts';
@@ -33,6 +34,26 @@ export function userRoutes(router: AppRouter): void {
     respond(ctx, {
       data: rows.map((m) => presentClientMessage(m, accountId)),
       extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
+    });
+  });
+
+  router.delete('/accounts/:accountId/users/:userId', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'DELETE /accounts/:accountId/users/:userId', accountId);
+    const erased = await eraseUser(ctx.deps.db.orm.em, accountId, userId);
+    if (!erased) throw notFound('user_not_found');
+    // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
+    // logged: no row refers to it any more, and nobody can download it.
+    for (const path of erased.media) {
+      await ctx.deps.media.delete(accountId, path).catch((err: unknown) => ctx.state.log.warn({ err, path }, 'erased upload file not deleted'));
+    }
+    // The audit record of an erasure: who, when (the log line's time), what; no content.
+    ctx.state.log.info(
+      { audit: 'user_erased', operator: ctx.state.operator?.identifier, accountId, userIds: erased.userIds, messages: erased.messages, files: erased.media.length, devices: erased.devices, deliveries: erased.deliveries },
+      'user erased',
+    );
+    respond(ctx, {
+      data: { userIds: erased.userIds, messages: erased.messages, files: erased.media.length, devices: erased.devices, deliveries: erased.deliveries },
     });
   });
 }

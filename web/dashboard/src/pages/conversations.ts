@@ -1,0 +1,80 @@
+import { api } from '../api.ts';
+import { formatTime, h, show } from '../dom.ts';
+import { onConversation } from '../live.ts';
+import type { PageContext } from '../main.ts';
+import { can } from '../permissions.ts';
+import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
+import { badge, busy, confirm, statusLine } from '../ui.ts';
+
+const TYPE_NAMES: Record<number, string> = { 1: 'user', 2: 'agent', 3: 'system', 4: 'system', 5: 'system' };
+
+function userName(user: UserSummary): string {
+  const info = user.additionalInformation as { name?: unknown; email?: unknown } | null;
+  const named = typeof info?.name === 'string' ? info.name : typeof info?.email === 'string' ? info.email : null;
+  return named ?? user.uniqueIdentifier ?? `Anonymous user ${user.id}`;
+}
+
+/** Conversations of an account, newest first, live; with a user id, that conversation too. */
+export async function conversationsPage(ctx: PageContext, accountId: number, userId?: number): Promise<void> {
+  const account = (await api.get<AccountOverview>(`/accounts/${accountId}`)).data;
+  const services = new Map(account.services.map((s) => [s.id, s.name]));
+  const list = h('ul', { class: 'plain users', 'aria-label': 'Users' });
+  const view = h('section', { class: 'card conversation', 'aria-label': 'Conversation' });
+
+  const renderList = async () => {
+    const users = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=100`)).data;
+    // Newest activity first: a user's last message (fetched per user, one page of one message).
+    const withLast = await Promise.all(users.map(async (user) => {
+      const last = (await api.get<ChatMessage[]>(`/accounts/${accountId}/users/${user.id}/messages?limit=1`)).data[0] ?? null;
+      return { user, last };
+    }));
+    withLast.sort((a, b) => (b.last?.time ?? Date.parse(b.user.createdAt) / 1000) - (a.last?.time ?? Date.parse(a.user.createdAt) / 1000));
+    show(list, ...(withLast.length === 0 ? [h('li', { class: 'empty' }, 'No conversations yet.')] : withLast.map(({ user, last }) =>
+      h('li', { class: user.id === userId ? 'current' : '' },
+        h('a', { href: `#/accounts/${accountId}/conversations/${user.id}`, 'aria-current': user.id === userId ? 'page' : null },
+          h('strong', {}, userName(user)),
+          h('span', { class: 'last' }, last ? (last.message ?? (last.image ? '[file]' : '')) : 'No messages'),
+          h('span', { class: 'hint' }, `${services.get(user.ownerServiceId) ?? 'Service'}${user.agent ? ` · ${user.agent.name}` : ''}${last ? ` · ${formatTime(last.time)}` : ''}`))))));
+  };
+
+  const renderConversation = async () => {
+    if (userId === undefined) {
+      show(view, h('p', { class: 'empty' }, 'Choose a conversation.'));
+      return;
+    }
+    const answer = await api.get<ChatMessage[]>(`/accounts/${accountId}/users/${userId}/messages?limit=200`);
+    const messages = [...answer.data].sort((a, b) => a.id - b.id);
+    const agent = answer.agent as { name: string } | null;
+    const status = statusLine();
+    const erase = can(ctx.me.grants, 'users:delete', accountId) ? h('button', { type: 'button', class: 'danger' }, 'Delete user (GDPR)') : null;
+    erase?.addEventListener('click', () => void (async () => {
+      if (!(await confirm('Delete user', 'The user, their messages, files, devices and deliveries are erased for good. This cannot be undone.', 'Delete for good'))) return;
+      await busy(erase, status, async () => {
+        await api.delete(`/accounts/${accountId}/users/${userId}`);
+        location.hash = `#/accounts/${accountId}/conversations`;
+      });
+    })());
+    show(view,
+      h('div', { class: 'row spread' }, h('h2', {}, `Conversation ${userId}`), agent ? badge(`agent: ${agent.name}`, 'ok') : null, erase),
+      status,
+      h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' }, ...messages.map((m) => {
+        const who = TYPE_NAMES[m.typeId] ?? 'system';
+        return h('li', { class: `message ${who}` },
+          h('span', { class: 'author' }, who === 'agent' ? (m.agent?.name ?? 'Agent') : who === 'user' ? 'User' : 'System'),
+          m.message ? h('span', { class: 'text' }, m.message) : null,
+          m.media ? h('span', { class: 'file' }, `${m.media.mimeType.startsWith('image/') ? 'Image' : 'File'}: ${m.media.filename}${m.media.description ? ` (${m.media.description})` : ''}`) : null,
+          h('time', { class: 'hint' }, formatTime(m.time)));
+      })));
+  };
+
+  show(ctx.main,
+    h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', h('a', { href: `#/accounts/${accountId}` }, account.name), ' / Conversations'),
+    h('h1', {}, 'Conversations'),
+    h('div', { class: 'split' }, h('section', { class: 'card', 'aria-label': 'Conversation list' }, list), view));
+  await Promise.all([renderList(), renderConversation()]);
+  ctx.onLeave(onConversation((change) => {
+    if (change.accountId !== accountId) return;
+    void renderList();
+    if (change.userId === userId) void renderConversation();
+  }));
+}
