@@ -13,7 +13,9 @@ export async function changeOwner(
 ): Promise<{ user: User; changed: boolean }> {
   return em.transactional(async (tx) => {
     // Locked, so two changes at once announce two consistent transitions, not two from the same owner.
-    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    // Erased (GDPR) while this waited for the lock: as unknown as any other id.
+    const user = await tx.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!user) throw notFound('user_not_found');
     const newOwner = await tx.findOne(ServiceSchema, {
       identification: input.newOwnerIdentification,
       accountId: input.account.id,

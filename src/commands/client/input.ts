@@ -20,6 +20,19 @@ const referer = z
   .optional()
   .catch(undefined);
 
+/** How deep JSON may nest: the ORM merges stored JSON recursively, and thousands of levels overflow its stack. */
+const MAX_JSON_DEPTH = 32;
+
+function depthOf(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let deepest = 0;
+  for (const inner of Object.values(value)) {
+    deepest = Math.max(deepest, depthOf(inner));
+    if (deepest > MAX_JSON_DEPTH) break;
+  }
+  return deepest + 1;
+}
+
 export const deviceBody = z
   .object({
     pushToken: z.string().max(4096).nullish(),
@@ -33,6 +46,10 @@ export const deviceBody = z
   })
   .refine((b) => JSON.stringify(b.userAdditionalInformation ?? {}).length <= 16_384, {
     message: 'at most 16 kB of JSON',
+    path: ['userAdditionalInformation'],
+  })
+  .refine((b) => depthOf(b.userAdditionalInformation) <= MAX_JSON_DEPTH, {
+    message: `nested at most ${MAX_JSON_DEPTH} levels deep`,
     path: ['userAdditionalInformation'],
   });
 
