@@ -219,6 +219,39 @@ describe('Operator dashboard', function () {
     await screenshots(page, 'conversations');
   });
 
+  it('shows dead deliveries of a failing receiver, and redelivers one once the receiver is back', async () => {
+    const { page } = browser();
+    const hook = await receiver();
+    hook.always({ status: 400, body: '{"error":"nope"}' });
+    const account = await createAccount();
+    const service = await createService(account.id, { name: 'Flaky', webhookUrl: `${hook.url}/hook` });
+    const widget = new Widget(account);
+    await widget.register({ type: 3 });
+    expect((await widget.send('Lost in transit')).status).to.equal(200);
+    // A 400 is a refusal: dead at once, no retries.
+    for (let tries = 0; ; tries++) {
+      const dead = await api().get<unknown[]>(`/adminApi/services/${service.id}/deliveries?state=dead`, { token: await adminToken() });
+      if (dead.body.data.length === 1) break;
+      if (tries > 200) throw new Error('the delivery never died');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await openDashboard(page, `#/accounts/${account.id}/services/${service.id}`);
+    await signIn(page);
+    await page.getByRole('combobox', { name: 'State' }).selectOption('dead');
+    const deliveries = page.getByRole('region', { name: 'Deliveries' });
+    await deliveries.getByText('HTTP 400: refused').waitFor();
+    await screenshots(page, 'deliveries');
+
+    hook.always({ status: 200 });
+    const before = hook.requests.length;
+    await deliveries.getByRole('button', { name: 'Redeliver' }).click();
+    const [again] = (await hook.waitFor(before + 1)).slice(before);
+    expect((again?.json as { message?: string }).message).to.equal('Lost in transit');
+    await outboxSettled(service.id);
+    await page.getByRole('combobox', { name: 'State' }).selectOption('delivered');
+    await deliveries.getByText('delivered', { exact: true }).waitFor();
+  });
+
   it('erases a user (GDPR) with a confirmation: rows and files gone', async () => {
     const { page } = browser();
     const hook = await receiver();

@@ -7,6 +7,11 @@ import { badge, busy, say, secretBox, statusLine } from '../ui.ts';
 import { privateAddressWarning } from './webhook-url.ts';
 
 export async function accountPage(ctx: PageContext, accountId: number): Promise<void> {
+  await render(ctx, accountId, null);
+}
+
+/** The page, read afresh; `created` (a new Service's secrets, shown once) stays on top of the Services. */
+async function render(ctx: PageContext, accountId: number, created: HTMLElement | null): Promise<void> {
   const account = (await api.get<AccountOverview>(`/accounts/${accountId}`)).data;
   const mayRead = can(ctx.me.grants, 'conversations:read', accountId);
   show(ctx.main,
@@ -14,7 +19,7 @@ export async function accountPage(ctx: PageContext, accountId: number): Promise<
     h('h1', {}, account.name),
     mayRead ? h('p', {}, h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations')) : null,
     h('div', { class: 'columns' },
-      h('div', {}, servicesSection(ctx, account), defaultServiceSection(ctx, account)),
+      h('div', {}, servicesSection(ctx, account, created), defaultServiceSection(ctx, account)),
       h('div', {}, settingsSection(ctx, account), snippetSection(account))));
 }
 
@@ -88,7 +93,7 @@ function defaultServiceSection(ctx: PageContext, account: AccountOverview): HTML
   return form;
 }
 
-function servicesSection(ctx: PageContext, account: AccountOverview): HTMLElement {
+function servicesSection(ctx: PageContext, account: AccountOverview, created: HTMLElement | null): HTMLElement {
   const editable = can(ctx.me.grants, 'services:edit', account.id);
   const rows = account.services.map((s: Service) => h('li', { class: 'service-row' },
     h('a', { href: `#/accounts/${account.id}/services/${s.id}` }, s.name),
@@ -96,6 +101,7 @@ function servicesSection(ctx: PageContext, account: AccountOverview): HTMLElemen
     h('div', { class: 'hint' }, s.webhookUrl ?? 'No webhook URL')));
   const section = h('section', { class: 'card', 'aria-labelledby': 'services-title' },
     h('h2', { id: 'services-title' }, 'Services'),
+    created,
     rows.length ? h('ul', { class: 'plain' }, ...rows) : h('p', { class: 'empty' }, 'No Service yet: create one to receive conversations.'));
   if (!editable) return section;
   const name = h('input', { name: 'serviceName', required: true, maxlength: 255 });
@@ -104,8 +110,7 @@ function servicesSection(ctx: PageContext, account: AccountOverview): HTMLElemen
   url.addEventListener('input', () => (warning.textContent = privateAddressWarning(url.value)));
   const button = h('button', { type: 'submit' }, 'Create Service');
   const status = statusLine();
-  const result = h('div', {});
-  const form = h('form', { 'aria-labelledby': 'new-service' }, h('h3', { id: 'new-service' }, 'New Service'), field('Service name', name), field('Webhook URL', url), warning, button, status, result);
+  const form = h('form', { 'aria-labelledby': 'new-service' }, h('h3', { id: 'new-service' }, 'New Service'), field('Service name', name), field('Webhook URL', url), warning, button, status);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(button, status, async () => {
@@ -113,12 +118,12 @@ function servicesSection(ctx: PageContext, account: AccountOverview): HTMLElemen
         name: name.value,
         webhookUrl: url.value.trim() === '' ? null : url.value.trim(),
       })).data;
-      say(status, `Service ${created.name} created.`);
-      form.reset();
-      show(result,
+      // The list and the default Service selector include it now; its secrets stay on top.
+      await render(ctx, account.id, h('div', { class: 'created' },
+        h('p', { role: 'status', class: 'status ok' }, `Service ${created.name} created.`),
         secretBox('API key', created.apiKey),
         secretBox('Signing secret', created.signingSecret, 'Shown once: your receiver verifies webhook signatures with it.'),
-        h('p', {}, h('a', { href: `#/accounts/${account.id}/services/${created.id}` }, `Open ${created.name}`)));
+        h('p', {}, h('a', { href: `#/accounts/${account.id}/services/${created.id}` }, `Open ${created.name}`))));
     });
   });
   section.append(form);

@@ -54,8 +54,10 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
         location.hash = `#/accounts/${accountId}/conversations`;
       });
     })());
+    const user = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${userId + 1}`)).data.find((u) => u.id === userId);
     show(view,
-      h('div', { class: 'row spread' }, h('h2', {}, `Conversation ${userId}`), agent ? badge(`agent: ${agent.name}`, 'ok') : null, erase),
+      h('div', { class: 'row spread' }, h('div', { class: 'row' }, h('h2', {}, user ? userName(user) : `User ${userId}`), agent ? badge(`agent: ${agent.name}`, 'ok') : null), erase),
+      user ? h('p', { class: 'hint' }, `${user.kind === 'registered' ? 'Registered' : 'Anonymous'} · owner ${services.get(user.ownerServiceId) ?? 'Service'} · since ${formatTime(user.createdAt)}`) : null,
       status,
       h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' }, ...messages.map((m) => {
         const who = TYPE_NAMES[m.typeId] ?? 'system';
