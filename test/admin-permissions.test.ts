@@ -65,6 +65,8 @@ const CASES: Case[] = [
   // An unknown user of the account: 404 once allowed, 403 before.
   { method: 'GET', route: '/accounts/:accountId/users/:userId/messages', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/messages`, needs: ['conversations:read'], allowed: 404 },
   // An unknown user of the account: 404 once allowed, 403 before.
+  { method: 'PUT', route: '/accounts/:accountId/users/:userId/owner', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/owner`, body: () => ({ serviceIdentification: 'unknown' }), needs: ['services:edit', 'conversations:read'], allowed: 404 },
+  // An unknown user of the account: 404 once allowed, 403 before.
   { method: 'DELETE', route: '/accounts/:accountId/users/:userId', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000`, needs: ['users:delete'], allowed: 404 },
   { method: 'GET', route: '/operators', path: () => '/adminApi/operators', needs: ['operators:manage'], everywhere: true, allowed: 200 },
   {

@@ -2,14 +2,14 @@
 // real change is announced, to the old and to the new owner, as a changeOwner action.
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
+import { ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
 import { notFound } from '../errors.ts';
-import { changeOwnerPayload } from '../presenters/webhook-payloads.ts';
+import { changeOwnerPayload, type OwnerChangeInitiator } from '../presenters/webhook-payloads.ts';
 
 export async function changeOwner(
   em: EntityManager,
-  input: { account: Account; initiatedBy: Service; userId: number; newOwnerIdentification: string },
+  input: { account: Account; initiatedBy: OwnerChangeInitiator; userId: number; newOwnerIdentification: string },
 ): Promise<{ user: User; changed: boolean }> {
   return em.transactional(async (tx) => {
     // Locked, so two changes at once announce two consistent transitions, not two from the same owner.

@@ -46,6 +46,7 @@ export const operations: Operation[] = [
   { method: 'post', path: '/adminApi/accounts/{accountId}/services', api: 'admin', summary: 'Attach a Service; answers its API key once', params: admin.accountIdParams, body: admin.createServiceBody, status: 201 },
   { method: 'get', path: '/adminApi/accounts/{accountId}/users', api: 'admin', summary: 'Users of the account, newest first', params: admin.accountIdParams, query: admin.usersQuery },
   { method: 'get', path: '/adminApi/accounts/{accountId}/users/{userId}/messages', api: 'admin', summary: 'A conversation', params: admin.accountUserParams, query: admin.usersQuery },
+  { method: 'put', path: '/adminApi/accounts/{accountId}/users/{userId}/owner', api: 'admin', summary: 'Change the owner Service (changeOwner action, initiatedBy the operator)', params: admin.accountUserParams, body: admin.ownerBody },
   { method: 'delete', path: '/adminApi/accounts/{accountId}/users/{userId}', api: 'admin', summary: 'Erase a user (GDPR): messages, files, devices, deliveries; audited in the log', params: admin.accountUserParams },
   { method: 'post', path: '/adminApi/services/{serviceId}/test-event', api: 'admin', summary: "Send a signed test payload now (not through the outbox); answers the receiver's status and body", params: admin.serviceIdParams },
   { method: 'patch', path: '/adminApi/services/{serviceId}', api: 'admin', summary: 'Name, webhook URL, enable or disable', params: admin.serviceIdParams, body: admin.updateServiceBody },

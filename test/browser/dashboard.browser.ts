@@ -219,6 +219,32 @@ describe('Operator dashboard', function () {
     await screenshots(page, 'conversations');
   });
 
+  it('changes the owner Service from a conversation: old and new owner receive changeOwner initiated by the operator', async () => {
+    const { page } = browser();
+    const [oldHook, newHook] = [await receiver(), await receiver()];
+    const account = await createAccount();
+    const first = await createService(account.id, { name: 'Sales', webhookUrl: `${oldHook.url}/hook` });
+    const second = await createService(account.id, { name: 'Returns', webhookUrl: `${newHook.url}/hook` });
+    const widget = new Widget(account);
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
+    expect((await widget.send('I want to return this')).status).to.equal(200);
+    await oldHook.waitFor(1);
+
+    await openDashboard(page, `#/accounts/${account.id}/conversations/${userId}`);
+    await signIn(page);
+    await page.getByRole('combobox', { name: 'Owner Service' }).selectOption({ label: 'Returns' });
+    await page.getByRole('button', { name: 'Change owner' }).click();
+    await page.getByText('owner Returns').waitFor();
+
+    const isChange = (r: { json: unknown }) => (r.json as { body?: { action?: string } }).body?.action === 'changeOwner';
+    const [toOld] = (await oldHook.waitFor(2)).filter(isChange);
+    const [toNew] = (await newHook.waitFor(1)).filter(isChange);
+    const body = { action: 'changeOwner', metadata: '', oldOwner: { name: 'Sales', identification: first.identification, default: true }, newOwner: { name: 'Returns', identification: second.identification, default: false }, initiatedBy: { name: 'operator', identification: await adminIdentifier(), default: false } };
+    expect((toOld?.json as { body: unknown }).body).to.deep.equal(body);
+    expect((toNew?.json as { body: unknown }).body).to.deep.equal(body);
+    expect(toOld?.json).to.deep.include({ type: 'owner', accountIdentification: account.identification });
+  });
+
   it('shows dead deliveries of a failing receiver, and redelivers one once the receiver is back', async () => {
     const { page } = browser();
     const hook = await receiver();

@@ -1,15 +1,16 @@
 import { eraseUser } from '../../conversations/erase.ts';
+import { changeOwner } from '../../conversations/owners.ts';
 import { messagePage } from '../../conversations/messages.ts';
 import { listUsers } from '../../tenancy/accounts.ts';
-import { UserSchema } from '../../db/entities/index.ts';
+import { AccountSchema, UserSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
-import { parseParams, parseQuery } from '../../http/validate.ts';
+import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { authorize } from './auth.ts';
-import { accountIdParams, accountUserParams, usersQuery } from './schema.ts';
+import { accountIdParams, accountUserParams, ownerBody, usersQuery } from './schema.ts';
 
 /** The dashboard's view of conversations (conversations:read). */
 export function userRoutes(router: AppRouter): void {
@@ -35,6 +36,25 @@ export function userRoutes(router: AppRouter): void {
       data: rows.map((m) => presentClientMessage(m, accountId)),
       extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
     });
+  });
+
+  router.put('/accounts/:accountId/users/:userId/owner', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'PUT /accounts/:accountId/users/:userId/owner', accountId);
+    const body = parseBody(ctx, ownerBody);
+    const operator = ctx.state.operator;
+    if (!operator) throw new Error('requireOperator() must run before admin routes');
+    const em = ctx.deps.db.orm.em;
+    const user = await em.findOne(UserSchema, { id: userId, accountId });
+    if (!user) throw notFound('user_not_found');
+    const account = await em.findOneOrFail(AccountSchema, { id: accountId });
+    const result = await changeOwner(em, {
+      account,
+      initiatedBy: { operator: operator.identifier },
+      userId,
+      newOwnerIdentification: body.serviceIdentification,
+    });
+    respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
   });
 
   router.delete('/accounts/:accountId/users/:userId', async (ctx) => {

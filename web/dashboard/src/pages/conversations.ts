@@ -1,10 +1,10 @@
 import { api } from '../api.ts';
-import { formatTime, h, show } from '../dom.ts';
+import { field, formatTime, h, show } from '../dom.ts';
 import { onConversation } from '../live.ts';
 import type { PageContext } from '../main.ts';
 import { can } from '../permissions.ts';
 import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
-import { badge, busy, confirm, statusLine } from '../ui.ts';
+import { badge, busy, confirm, say, statusLine } from '../ui.ts';
 
 const TYPE_NAMES: Record<number, string> = { 1: 'user', 2: 'agent', 3: 'system', 4: 'system', 5: 'system' };
 
@@ -55,10 +55,15 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
       });
     })());
     const user = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${userId + 1}`)).data.find((u) => u.id === userId);
+    const ownerForm = user ? ownerSection(ctx, account, user, async () => {
+      await renderList();
+      await renderConversation();
+    }) : null;
     show(view,
       h('div', { class: 'row spread' }, h('div', { class: 'row' }, h('h2', {}, user ? userName(user) : `User ${userId}`), agent ? badge(`agent: ${agent.name}`, 'ok') : null), erase),
       user ? h('p', { class: 'hint' }, `${user.kind === 'registered' ? 'Registered' : 'Anonymous'} · owner ${services.get(user.ownerServiceId) ?? 'Service'} · since ${formatTime(user.createdAt)}`) : null,
       status,
+      ownerForm,
       h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' }, ...messages.map((m) => {
         const who = TYPE_NAMES[m.typeId] ?? 'system';
         return h('li', { class: `message ${who}` },
@@ -79,4 +84,27 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
     void renderList();
     if (change.userId === userId) void renderConversation();
   }));
+}
+
+/**
+ * The owner Service of the conversation. An operator's change is delivered as changeOwner to the
+ * old and the new owner, `initiatedBy` naming the operator (docs/dashboard.md).
+ */
+function ownerSection(ctx: PageContext, account: AccountOverview, user: UserSummary, changed: () => Promise<void>): HTMLElement {
+  const editable = can(ctx.me.grants, 'services:edit', account.id);
+  const select = h('select', { name: 'owner', disabled: !editable },
+    ...account.services.map((s) => h('option', { value: s.identification, selected: s.id === user.ownerServiceId }, s.name)));
+  const button = h('button', { type: 'submit', class: 'secondary', disabled: !editable }, 'Change owner');
+  const status = statusLine();
+  const form = h('form', { class: 'row owner' }, field('Owner Service', select), button,
+    editable ? null : h('span', { class: 'hint' }, 'Changing the owner needs the services:edit permission.'), status);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void busy(button, status, async () => {
+      const answer = await api.put<{ changed: boolean }>(`/accounts/${account.id}/users/${user.id}/owner`, { serviceIdentification: select.value });
+      say(status, answer.data.changed ? 'Owner changed; both Services are told.' : 'That Service already owns it.');
+      if (answer.data.changed) await changed();
+    });
+  });
+  return form;
 }
