@@ -19,6 +19,17 @@ const bundles: BuildOptions[] = [
     outfile: path.join(webOutDir, 'widget.js'),
     format: 'iife',
   },
+  {
+    // The operator dashboard (web/dashboard/, served under /dashboard): one script, one style sheet.
+    entryPoints: [
+      { in: path.join(root, 'web/dashboard/src/main.ts'), out: 'app' },
+      { in: path.join(root, 'web/dashboard/src/styles.css'), out: 'app' },
+    ],
+    outdir: path.join(webOutDir, 'dashboard'),
+    format: 'iife',
+    // Operators use current browsers; esbuild cannot lower destructuring to Safari 14.
+    target: ['chrome100', 'firefox100', 'safari15', 'edge100'],
+  },
 ];
 
 const common: BuildOptions = { bundle: true, minify: true, sourcemap: false, target, legalComments: 'none', logLevel: 'warning' };

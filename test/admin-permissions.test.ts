@@ -38,11 +38,17 @@ interface Case {
   allowed: number;
   /** A route on a Service or a delivery: another account's record answers as an unknown id. */
   record?: boolean;
+  /** Names no account: the operator's own session, or a list of the accounts they may read. */
+  noAccount?: boolean;
 }
 
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 const CASES: Case[] = [
+  // The operator's own session: a valid token is all it takes.
+  { method: 'GET', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
+  // Held on some account: the list shows only those (checked below).
+  { method: 'GET', route: '/accounts', path: () => '/adminApi/accounts', needs: ['accounts:read'], allowed: 200, noAccount: true },
   { method: 'POST', route: '/accounts', path: () => '/adminApi/accounts', body: () => ({ name: 'Matrix' }), needs: ['accounts:create'], everywhere: true, allowed: 201 },
   { method: 'GET', route: '/accounts/:accountId', path: (i) => `/adminApi/accounts/${i.accountId}`, needs: ['accounts:read'], allowed: 200 },
   { method: 'PATCH', route: '/accounts/:accountId', path: (i) => `/adminApi/accounts/${i.accountId}`, body: () => ({ stickyMessage: 'x' }), needs: ['accounts:edit'], allowed: 200 },
@@ -52,10 +58,16 @@ const CASES: Case[] = [
   { method: 'GET', route: '/services/:serviceId/keys', path: (i) => `/adminApi/services/${i.serviceId}/keys`, needs: ['services:edit'], allowed: 200, record: true },
   { method: 'POST', route: '/services/:serviceId/keys', path: (i) => `/adminApi/services/${i.serviceId}/keys`, needs: ['services:edit'], allowed: 201, record: true },
   { method: 'DELETE', route: '/services/:serviceId/keys/:keyId', path: (i) => `/adminApi/services/${i.serviceId}/keys/${i.keyId}`, needs: ['services:edit'], allowed: 200, record: true },
+  // Sent to the tenant's loopback receiver.
+  { method: 'POST', route: '/services/:serviceId/test-event', path: (i) => `/adminApi/services/${i.serviceId}/test-event`, needs: ['services:edit'], allowed: 200, record: true },
   { method: 'POST', route: '/services/:serviceId/signing-secret', path: (i) => `/adminApi/services/${i.serviceId}/signing-secret`, needs: ['services:edit'], allowed: 200, record: true },
   { method: 'GET', route: '/accounts/:accountId/users', path: (i) => `/adminApi/accounts/${i.accountId}/users`, needs: ['conversations:read'], allowed: 200 },
   // An unknown user of the account: 404 once allowed, 403 before.
   { method: 'GET', route: '/accounts/:accountId/users/:userId/messages', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/messages`, needs: ['conversations:read'], allowed: 404 },
+  // An unknown user of the account: 404 once allowed, 403 before.
+  { method: 'PUT', route: '/accounts/:accountId/users/:userId/owner', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/owner`, body: () => ({ serviceIdentification: 'unknown' }), needs: ['services:edit', 'conversations:read'], allowed: 404 },
+  // An unknown user of the account: 404 once allowed, 403 before.
+  { method: 'DELETE', route: '/accounts/:accountId/users/:userId', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000`, needs: ['users:delete'], allowed: 404 },
   { method: 'GET', route: '/operators', path: () => '/adminApi/operators', needs: ['operators:manage'], everywhere: true, allowed: 200 },
   {
     method: 'POST',
@@ -75,6 +87,8 @@ const CASES: Case[] = [
   { method: 'PUT', route: '/accounts/:accountId/push-settings/:kind', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/webhook`, body: () => ({ url: 'https://push.example.com/hook' }), needs: ['accounts:edit'], allowed: 200 },
   // No OAuth webhook was ever set: 404 once allowed.
   { method: 'DELETE', route: '/accounts/:accountId/push-settings/:kind', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/oauth-webhook`, needs: ['accounts:edit'], allowed: 404 },
+  // Last: it ends the session whose token walked the cases above.
+  { method: 'DELETE', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
 ];
 
 function holds(held: string[], needed: string): boolean {
@@ -199,6 +213,15 @@ describe('Admin API: permission matrix', function () {
     expect((await api().get(`/adminApi/services/${ids.serviceId}/deliveries`, { token: split })).status).to.equal(403);
   });
 
+  it('lists only the accounts where accounts:read is held', async () => {
+    const mineOnly = await operatorToken([{ permission: 'accounts:read', accountId: ids.accountId }]);
+    const listed = await api().get<Array<{ id: number }>>('/adminApi/accounts', { token: mineOnly });
+    expect(listed.body.data.map((a) => a.id)).to.deep.equal([ids.accountId]);
+    const everywhere = await operatorToken([{ permission: 'accounts:read', accountId: null }]);
+    const all = await api().get<Array<{ id: number }>>('/adminApi/accounts', { token: everywhere });
+    expect(all.body.data.map((a) => a.id)).to.include.members([ids.accountId, otherIds.accountId]);
+  });
+
   it("answers another account's Service or delivery exactly as an unknown id", async () => {
     const token = await operatorToken([{ permission: '*', accountId: ids.accountId }]);
     const unknown: Ids = { ...otherIds, serviceId: 2147483000, deliveryId: UNKNOWN_UUID };
@@ -214,7 +237,7 @@ describe('Admin API: permission matrix', function () {
       expect(foreign.body.notifications[0]?.message).to.be.oneOf(['service_not_found', 'delivery_not_found']);
     }
     // Routes naming the account in the path: 403 for another account, existing or not, alike.
-    for (const c of CASES.filter((x) => !x.record && !x.everywhere)) {
+    for (const c of CASES.filter((x) => !x.record && !x.everywhere && !x.noAccount)) {
       const foreign = await call(c, token, otherIds);
       const missing = await call(c, token, { ...otherIds, accountId: 2147483000 });
       expect(foreign.status, `${c.method} ${c.route}`).to.equal(403);

@@ -11,8 +11,8 @@ import { expect } from 'chai';
 import { io } from 'socket.io-client';
 import { AppError } from '../src/errors.ts';
 import { serializeError } from '../src/logger.ts';
-import { adminToken } from './support/factories.ts';
-import { sharedServer } from './support/server.ts';
+import { client } from './support/http.ts';
+import { TEST_ADMIN, sharedServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget } from './support/widget.ts';
@@ -327,7 +327,11 @@ describe('fuzzing (seeded)', function () {
     const widgets = Array.from({ length: 24 }, () => new Widget(owner.account));
     const registered = await Promise.all(widgets.map((w) => w.register()));
     for (const answer of registered) expect(answer.status, answer.text).to.equal(200);
-    creds = { widgets, tenant: owner, userId: registered[0]!.body.data.userId, operator: await adminToken() };
+    // A session of its own, not the suite's shared token: DELETE /adminApi/session is among the
+    // operations and may end it.
+    const login = await client(sharedServer().url).post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN });
+    expect(login.status, login.text).to.equal(200);
+    creds = { widgets, tenant: owner, userId: registered[0]!.body.data.userId, operator: login.body.data.token };
   });
 
   after(async () => {

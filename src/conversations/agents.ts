@@ -143,7 +143,9 @@ function sameAgent(a: AgentSnapshot | null, b: AgentSnapshot): boolean {
 /** Afterwards GET /messages answers root `agent: null`; stored messages keep their own agent. */
 export async function unsetAgent(em: EntityManager, userId: number): Promise<User> {
   return em.transactional(async (tx) => {
-    const user = await tx.findOneOrFail(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    // Erased (GDPR) while this waited for the lock: as unknown as any other id.
+    const user = await tx.findOne(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!user) throw notFound('user_not_found');
     user.currentAgent = null;
     notify(tx, { kind: 'agent', userId, agent: null });
     return user;
@@ -156,7 +158,9 @@ export async function setAgentTyping(
   input: { userId: number; agent: AgentSnapshot; isTyping: boolean; timeoutMs: number },
 ): Promise<User> {
   return em.transactional(async (tx) => {
-    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    // Erased (GDPR) while this waited for the lock: as unknown as any other id.
+    const user = await tx.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!user) throw notFound('user_not_found');
     user.agentTyping = input.isTyping ? input.agent : null;
     user.agentTypingUntil = input.isTyping ? new Date(Date.now() + input.timeoutMs) : null;
     notify(tx, {

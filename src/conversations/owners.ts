@@ -2,18 +2,20 @@
 // real change is announced, to the old and to the new owner, as a changeOwner action.
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
+import { ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
 import { notFound } from '../errors.ts';
-import { changeOwnerPayload } from '../presenters/webhook-payloads.ts';
+import { changeOwnerPayload, type OwnerChangeInitiator } from '../presenters/webhook-payloads.ts';
 
 export async function changeOwner(
   em: EntityManager,
-  input: { account: Account; initiatedBy: Service; userId: number; newOwnerIdentification: string },
+  input: { account: Account; initiatedBy: OwnerChangeInitiator; userId: number; newOwnerIdentification: string },
 ): Promise<{ user: User; changed: boolean }> {
   return em.transactional(async (tx) => {
     // Locked, so two changes at once announce two consistent transitions, not two from the same owner.
-    const user = await tx.findOneOrFail(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    // Erased (GDPR) while this waited for the lock: as unknown as any other id.
+    const user = await tx.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!user) throw notFound('user_not_found');
     const newOwner = await tx.findOne(ServiceSchema, {
       identification: input.newOwnerIdentification,
       accountId: input.account.id,

@@ -8,6 +8,7 @@ import { RequestContext } from '@mikro-orm/core';
 import type { AppDeps } from '../deps.ts';
 import { adminRouter } from '../api/admin/routers.ts';
 import { healthRouter } from '../api/health.ts';
+import { dashboardRouter } from '../api/dashboard.ts';
 import { clientRouters, isClientApiPath } from '../api/client/routers.ts';
 import { serviceRouters } from '../api/service/routers.ts';
 import { webRouter } from '../api/web/routers.ts';
@@ -23,7 +24,7 @@ import type { AppContextExtras, AppRouter, AppState } from './types.ts';
 
 /** Every router of the server, in the order requests try them. */
 export function routers(deps: Pick<AppDeps, 'config'>): AppRouter[] {
-  return [healthRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters(deps.config.client), webRouter()];
+  return [healthRouter(), dashboardRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters(deps.config.client), webRouter()];
 }
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {

@@ -28,10 +28,10 @@ function parameters(operation: Operation): Json[] {
 
 const SECURITY: Record<Api, Json[]> = {
   health: [],
+  web: [],
   admin: [{ operatorToken: [] }],
   client: [{ identification: [] }, { identification: [], customerAuthorization: [] }],
   service: [{ serviceKey: [] }],
-  web: [],
 };
 
 function describe(operation: Operation): Json {
@@ -64,7 +64,7 @@ function describe(operation: Operation): Json {
   };
 }
 
-const PREFIXES: Record<Api, readonly string[]> = { health: [''], admin: [''], client: CLIENT_PREFIXES, service: SERVICE_PREFIXES, web: [''] };
+const PREFIXES: Record<Api, readonly string[]> = { health: [''], web: [''], admin: [''], client: CLIENT_PREFIXES, service: SERVICE_PREFIXES };
 
 export function openApiDocument(): Json {
   const paths: Record<string, Json> = {};

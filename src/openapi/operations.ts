@@ -1,14 +1,14 @@
 // Every route of the server, described once: method, path, which API, and the zod schemas the
 // route validates with. document.ts turns this into OpenAPI; a test checks it against the
 // routers, so a route cannot be added without being described.
-import type { z } from 'zod';
+import { z } from 'zod';
 import * as admin from '../api/admin/schema.ts';
 import * as clientApi from '../api/client/schema.ts';
 import * as clientInput from '../commands/client/input.ts';
 import * as service from '../api/service/schema.ts';
 import * as web from '../api/web/widget.ts';
 
-export type Api = 'health' | 'admin' | 'client' | 'service' | 'web';
+export type Api = 'health' | 'web' | 'admin' | 'client' | 'service';
 
 export interface Operation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -28,6 +28,8 @@ export interface Operation {
   produces?: string;
 }
 
+const dashboardAssetParams = z.object({ asset: z.enum(['app.js', 'app.css']) });
+
 export const operations: Operation[] = [
   { method: 'get', path: '/healthz', api: 'health', summary: 'Liveness' },
   { method: 'get', path: '/readyz', api: 'health', summary: 'Readiness: 503 without the database; Redis reported (ok or degraded), never failing it' },
@@ -37,8 +39,13 @@ export const operations: Operation[] = [
   { method: 'get', path: '/widget/{hash}', api: 'web', summary: 'One exact build of the widget script (<hash>.js, cached for good)', params: web.widgetBuildParams, produces: 'text/javascript' },
   { method: 'get', path: '/widget.json', api: 'web', summary: 'The newest widget build: its immutable path, integrity value and size' },
   { method: 'get', path: '/', api: 'web', summary: 'The demo page with the widget (demoPage.enabled; 404 otherwise)', produces: 'text/html' },
+  { method: 'get', path: '/dashboard', api: 'web', summary: 'The operator dashboard (HTML)', produces: 'text/html' },
+  { method: 'get', path: '/dashboard/{asset}', api: 'web', summary: "The dashboard's script and style (app.js, app.css)", params: dashboardAssetParams },
 
   { method: 'post', path: '/adminApi/login', api: 'admin', summary: 'Operator login: a bearer token', body: admin.loginBody },
+  { method: 'get', path: '/adminApi/session', api: 'admin', summary: 'The signed-in operator and their grants' },
+  { method: 'delete', path: '/adminApi/session', api: 'admin', summary: 'Sign out: the token is refused from now on' },
+  { method: 'get', path: '/adminApi/accounts', api: 'admin', summary: 'Accounts the operator may read, by name' },
   { method: 'post', path: '/adminApi/accounts', api: 'admin', summary: 'Create an account', body: admin.createAccountBody, status: 201 },
   { method: 'get', path: '/adminApi/accounts/{accountId}', api: 'admin', summary: 'An account with its Services', params: admin.accountIdParams },
   { method: 'patch', path: '/adminApi/accounts/{accountId}', api: 'admin', summary: 'Name, welcome and sticky messages, allowed widget origins', params: admin.accountIdParams, body: admin.updateAccountBody },
@@ -46,6 +53,9 @@ export const operations: Operation[] = [
   { method: 'post', path: '/adminApi/accounts/{accountId}/services', api: 'admin', summary: 'Attach a Service; answers its API key once', params: admin.accountIdParams, body: admin.createServiceBody, status: 201 },
   { method: 'get', path: '/adminApi/accounts/{accountId}/users', api: 'admin', summary: 'Users of the account, newest first', params: admin.accountIdParams, query: admin.usersQuery },
   { method: 'get', path: '/adminApi/accounts/{accountId}/users/{userId}/messages', api: 'admin', summary: 'A conversation', params: admin.accountUserParams, query: admin.usersQuery },
+  { method: 'put', path: '/adminApi/accounts/{accountId}/users/{userId}/owner', api: 'admin', summary: 'Change the owner Service (changeOwner action, initiatedBy the operator)', params: admin.accountUserParams, body: admin.ownerBody },
+  { method: 'delete', path: '/adminApi/accounts/{accountId}/users/{userId}', api: 'admin', summary: 'Erase a user (GDPR): messages, files, devices, deliveries; audited in the log', params: admin.accountUserParams },
+  { method: 'post', path: '/adminApi/services/{serviceId}/test-event', api: 'admin', summary: "Send a signed test payload now (not through the outbox); answers the receiver's status and body", params: admin.serviceIdParams },
   { method: 'patch', path: '/adminApi/services/{serviceId}', api: 'admin', summary: 'Name, webhook URL, enable or disable', params: admin.serviceIdParams, body: admin.updateServiceBody },
   { method: 'get', path: '/adminApi/services/{serviceId}/deliveries', api: 'admin', summary: 'The deliveries log', params: admin.serviceIdParams, query: admin.deliveriesQuery },
   { method: 'post', path: '/adminApi/deliveries/{deliveryId}/redeliver', api: 'admin', summary: 'Send a dead delivery (webhook or push) again', params: admin.deliveryIdParams },

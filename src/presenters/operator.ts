@@ -1,5 +1,6 @@
 import type { Operator } from '../db/entities/index.ts';
 import type { Grant } from '../tenancy/permissions.ts';
+import type { AuthenticatedOperator } from '../tenancy/operators.ts';
 
 export function presentOperator(operator: Operator, grants: Grant[]) {
   return {
@@ -9,4 +10,9 @@ export function presentOperator(operator: Operator, grants: Grant[]) {
     grants,
     createdAt: operator.createdAt.toISOString(),
   };
+}
+
+/** The signed-in operator (GET /adminApi/session): the grants decide what the dashboard offers. */
+export function presentSignedIn(operator: AuthenticatedOperator) {
+  return { id: operator.id, email: operator.email, identifier: operator.identifier, grants: operator.grants };
 }

@@ -60,12 +60,24 @@ function owner(service: ServiceRef, defaultServiceId: number | null) {
   return { name: service.name, identification: service.identification, default: service.id === defaultServiceId };
 }
 
+/**
+ * Who changed an owner: a Service (the specification's case), or an operator in the dashboard
+ * (not in the specification). An operator is shown in the same shape, so a Service reading
+ * `initiatedBy.identification` reads the operator's identifier (as changeDefaultService's
+ * `initiatedBy` carries it); `name` is "operator" and `default` false.
+ */
+export type OwnerChangeInitiator = ServiceRef | { operator: string };
+
+function initiator(by: OwnerChangeInitiator, defaultServiceId: number | null) {
+  return 'operator' in by ? { name: 'operator', identification: by.operator, default: false } : owner(by, defaultServiceId);
+}
+
 export function changeOwnerPayload(input: {
   account: AccountRef & Pick<Account, 'defaultServiceId'>;
   user: UserRef;
   oldOwner: ServiceRef;
   newOwner: ServiceRef;
-  initiatedBy: ServiceRef;
+  initiatedBy: OwnerChangeInitiator;
 }) {
   const defaultId = input.account.defaultServiceId ?? null;
   return {
@@ -77,7 +89,7 @@ export function changeOwnerPayload(input: {
       metadata: '',
       oldOwner: owner(input.oldOwner, defaultId),
       newOwner: owner(input.newOwner, defaultId),
-      initiatedBy: owner(input.initiatedBy, defaultId),
+      initiatedBy: initiator(input.initiatedBy, defaultId),
     },
   };
 }

@@ -17,6 +17,7 @@ import { writeLimitKey } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
 import { SocketFeed, type FeedOutlet } from './feed.ts';
+import { OperatorChannel } from './operators.ts';
 import { clientEventHandlers, type ClientEventDeps } from '../api/client/socket-events.ts';
 import type { ClientSocket } from './events.ts';
 
@@ -60,6 +61,8 @@ export class Gateway {
   private readonly adapterClients: Redis[] = [];
   /** Open (or handshaking) sockets per client address, on this node. */
   private readonly perAddress = new Map<string, number>();
+  /** The dashboard's namespace (/operators), told of the same notices. */
+  private operators: OperatorChannel | undefined;
 
   /** Shared by every socket (each gets them with itself as `this`), so a socket holds no closures of its own. */
   private readonly handlers: ReturnType<typeof clientEventHandlers>;
@@ -133,6 +136,7 @@ export class Gateway {
     });
     io.on('connection', (socket) => this.connected(socket as ClientSocket));
     io.on(NOTICE, (notice: Notice) => this.receive(notice));
+    this.operators = new OperatorChannel(io.of('/operators'), this.deps.em, (err) => this.deps.logger.warn({ err }, 'operator notice failed'));
     this.io = io;
   }
 
@@ -270,6 +274,7 @@ export class Gateway {
   }
 
   private receive(notice: Notice): void {
+    this.operators?.receive(notice);
     if (notice.kind === 'merged') {
       void this.moveSockets(notice.fromUserId, notice.toUserId);
       return;

@@ -19,6 +19,11 @@ export async function createAccount(em: EntityManager, input: NewAccount): Promi
   return account;
 }
 
+/** Accounts by name; `ids` null: all of them. */
+export async function listAccounts(em: EntityManager, ids: number[] | null): Promise<Account[]> {
+  return em.find(AccountSchema, ids === null ? {} : { id: { $in: ids } }, { orderBy: { name: 'asc', id: 'asc' } });
+}
+
 export interface AccountOverview {
   account: Account;
   services: Service[];

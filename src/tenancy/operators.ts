@@ -13,6 +13,8 @@ import { isPermission, type Grant } from './permissions.ts';
 
 export interface AuthenticatedOperator {
   id: number;
+  /** The session the token belongs to: what signing out ends. */
+  sessionId: number;
   email: string;
   identifier: string;
   grants: Grant[];
@@ -91,7 +93,12 @@ export async function authenticateOperator(
   for (const row of rows) {
     if (isPermission(row.permission)) grants.push({ accountId: row.accountId ?? null, permission: row.permission });
   }
-  return { id: operator.id, email: operator.email, identifier: operator.identifier, grants };
+  return { id: operator.id, sessionId: session.id, email: operator.email, identifier: operator.identifier, grants };
+}
+
+/** Signing out: the session's token is refused from now on. */
+export async function endSession(em: EntityManager, sessionId: number): Promise<void> {
+  await em.nativeDelete(OperatorSessionSchema, { id: sessionId });
 }
 
 export interface OperatorWithGrants {

@@ -8,6 +8,8 @@ export const PERMISSIONS = [
   'accounts:edit',
   'services:edit',
   'conversations:read',
+  /** Erasing a user and everything of theirs (GDPR). */
+  'users:delete',
   /** The deliveries log (its payloads hold conversations: the log needs conversations:read too). */
   'deliveries:read',
   'deliveries:manage',

@@ -1,4 +1,4 @@
-import { createAccount, findAccountOverview, updateAccount } from '../../tenancy/accounts.ts';
+import { createAccount, findAccountOverview, listAccounts, updateAccount } from '../../tenancy/accounts.ts';
 import { createService } from '../../tenancy/services.ts';
 import { changeDefaultService } from '../../tenancy/default-service.ts';
 import { respond } from '../../http/respond.ts';
@@ -7,10 +7,16 @@ import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
-import { authorize } from './auth.ts';
+import { authorize, authorizeListing } from './auth.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
 
 export function accountRoutes(router: AppRouter): void {
+  router.get('/accounts', async (ctx) => {
+    const readable = authorizeListing(ctx, 'GET /accounts');
+    const accounts = await listAccounts(ctx.deps.db.orm.em, readable);
+    respond(ctx, { data: accounts.map(presentAccount) });
+  });
+
   router.post('/accounts', async (ctx) => {
     authorize(ctx, 'POST /accounts');
     const body = parseBody(ctx, createAccountBody);

@@ -36,10 +36,24 @@ function ruleOf(ctx: AppContext, route: AdminRoute): { rule: Rule; grants: reado
 export function authorize(ctx: AppContext, route: AdminRoute, accountId: number | null = null): void {
   const { rule, grants } = ruleOf(ctx, route);
   if (rule.scope === 'record') throw new Error(`${route} names a record: authorizeRecord()`);
+  if (rule.scope === 'listing') throw new Error(`${route} lists accounts: authorizeListing()`);
   if (rule.scope === 'account' && accountId === null) throw new Error(`${route} needs the account of its path`);
   if (!allowsAll(grants, rule.permissions, rule.scope === 'everywhere' ? null : accountId)) {
     throw forbidden('permission_denied');
   }
+}
+
+/**
+ * A `listing` route: 403 unless the permissions are held on some account (or everywhere);
+ * otherwise which accounts the answer may show (null: every account).
+ */
+export function authorizeListing(ctx: AppContext, route: AdminRoute): number[] | null {
+  const { rule, grants } = ruleOf(ctx, route);
+  if (rule.scope !== 'listing') throw new Error(`${route} lists nothing: authorize()`);
+  if (!allowsSomewhere(grants, rule.permissions)) throw forbidden('permission_denied');
+  if (allowsAll(grants, rule.permissions, null)) return null;
+  const accounts = new Set(grants.flatMap((g) => (g.accountId === null ? [] : [g.accountId])));
+  return [...accounts].filter((accountId) => allowsAll(grants, rule.permissions, accountId));
 }
 
 /**

@@ -10,8 +10,11 @@ import type { Permission } from '../../tenancy/permissions.ts';
  * - `record`: on the account of the record named in the path (a Service, a delivery). A record
  *   of an account the operator may not act on answers exactly as an unknown id does (404 with
  *   the same code); an operator holding the permissions on no account at all gets 403.
+ * - `listing`: on some account or everywhere; the answer lists only the accounts where they are
+ *   held. Holding them nowhere: 403.
+ * - `session`: no permission, only a valid token (the operator's own session).
  */
-export type Scope = 'everywhere' | 'account' | 'record';
+export type Scope = 'everywhere' | 'account' | 'record' | 'listing' | 'session';
 
 export interface Rule {
   scope: Scope;
@@ -23,6 +26,9 @@ const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, per
 
 /** `METHOD path` under /adminApi → its rule. POST /login is open and not listed. */
 export const ADMIN_POLICY = {
+  'GET /session': rule('session'),
+  'DELETE /session': rule('session'),
+  'GET /accounts': rule('listing', 'accounts:read'),
   'POST /accounts': rule('everywhere', 'accounts:create'),
   'GET /accounts/:accountId': rule('account', 'accounts:read'),
   'PATCH /accounts/:accountId': rule('account', 'accounts:edit'),
@@ -33,8 +39,13 @@ export const ADMIN_POLICY = {
   'POST /services/:serviceId/keys': rule('record', 'services:edit'),
   'DELETE /services/:serviceId/keys/:keyId': rule('record', 'services:edit'),
   'POST /services/:serviceId/signing-secret': rule('record', 'services:edit'),
+  'POST /services/:serviceId/test-event': rule('record', 'services:edit'),
   'GET /accounts/:accountId/users': rule('account', 'conversations:read'),
   'GET /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:read'),
+  // An operator-initiated changeOwner (docs/dashboard.md): a Service setting, on a conversation.
+  'PUT /accounts/:accountId/users/:userId/owner': rule('account', 'services:edit', 'conversations:read'),
+  // Erasure (GDPR): the user, their messages, files, devices and deliveries.
+  'DELETE /accounts/:accountId/users/:userId': rule('account', 'users:delete'),
   'GET /operators': rule('everywhere', 'operators:manage'),
   'POST /operators': rule('everywhere', 'operators:manage'),
   'PUT /operators/:operatorId/grants': rule('everywhere', 'operators:manage'),

@@ -10,14 +10,18 @@ import { userRoutes } from './users.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
+import { sessionRoutes } from './session.ts';
+import { testEventRoutes } from './test-event.ts';
 
 export function adminRouter(): AppRouter {
   const router: AppRouter = new Router<AppState, AppContextExtras>({ prefix: '/adminApi' });
   loginRoutes(router);
   router.use(requireOperator());
+  sessionRoutes(router);
   accountRoutes(router);
   serviceRoutes(router);
   keyRoutes(router);
+  testEventRoutes(router);
   userRoutes(router);
   operatorRoutes(router);
   deliveryRoutes(router);

@@ -55,6 +55,11 @@ export const defaultServiceBody = z.object({
   serviceIdentification: z.string().min(1).max(64),
 });
 
+/** The new owner Service of a user, by its identification (as PUT /users/{userId}/owner of the Service API). */
+export const ownerBody = z.object({
+  serviceIdentification: z.string().min(1).max(64),
+});
+
 export const keyParams = z.object({
   serviceId: z.coerce.number().int().positive(),
   keyId: z.coerce.number().int().positive(),

@@ -1,14 +1,16 @@
+import { eraseUser } from '../../conversations/erase.ts';
+import { changeOwner } from '../../conversations/owners.ts';
 import { messagePage } from '../../conversations/messages.ts';
 import { listUsers } from '../../tenancy/accounts.ts';
-import { UserSchema } from '../../db/entities/index.ts';
+import { AccountSchema, UserSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
-import { parseParams, parseQuery } from '../../http/validate.ts';
+import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { authorize } from './auth.ts';
-import { accountIdParams, accountUserParams, usersQuery } from './schema.ts';
+import { accountIdParams, accountUserParams, ownerBody, usersQuery } from './schema.ts';
 
 /** The dashboard's view of conversations (conversations:read). */
 export function userRoutes(router: AppRouter): void {
@@ -33,6 +35,45 @@ export function userRoutes(router: AppRouter): void {
     respond(ctx, {
       data: rows.map((m) => presentClientMessage(m, accountId)),
       extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
+    });
+  });
+
+  router.put('/accounts/:accountId/users/:userId/owner', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'PUT /accounts/:accountId/users/:userId/owner', accountId);
+    const body = parseBody(ctx, ownerBody);
+    const operator = ctx.state.operator;
+    if (!operator) throw new Error('requireOperator() must run before admin routes');
+    const em = ctx.deps.db.orm.em;
+    const user = await em.findOne(UserSchema, { id: userId, accountId });
+    if (!user) throw notFound('user_not_found');
+    const account = await em.findOneOrFail(AccountSchema, { id: accountId });
+    const result = await changeOwner(em, {
+      account,
+      initiatedBy: { operator: operator.identifier },
+      userId,
+      newOwnerIdentification: body.serviceIdentification,
+    });
+    respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
+  });
+
+  router.delete('/accounts/:accountId/users/:userId', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'DELETE /accounts/:accountId/users/:userId', accountId);
+    const erased = await eraseUser(ctx.deps.db.orm.em, accountId, userId);
+    if (!erased) throw notFound('user_not_found');
+    // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
+    // logged: no row refers to it any more, and nobody can download it.
+    for (const path of erased.media) {
+      await ctx.deps.media.delete(accountId, path).catch((err: unknown) => ctx.state.log.warn({ err, path }, 'erased upload file not deleted'));
+    }
+    // The audit record of an erasure: who, when (the log line's time), what; no content.
+    ctx.state.log.info(
+      { audit: 'user_erased', operator: ctx.state.operator?.identifier, accountId, userIds: erased.userIds, messages: erased.messages, files: erased.media.length, devices: erased.devices, deliveries: erased.deliveries },
+      'user erased',
+    );
+    respond(ctx, {
+      data: { userIds: erased.userIds, messages: erased.messages, files: erased.media.length, devices: erased.devices, deliveries: erased.deliveries },
     });
   });
 }

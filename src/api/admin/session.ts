@@ -1,0 +1,26 @@
+// The signed-in operator's own session: who they are and what they may do (the dashboard
+// disables what the grants do not allow), and signing out.
+import { endSession } from '../../tenancy/operators.ts';
+import { respond } from '../../http/respond.ts';
+import type { AppContext, AppRouter } from '../../http/types.ts';
+import { presentSignedIn } from '../../presenters/operator.ts';
+import { authorize } from './auth.ts';
+
+function operatorOf(ctx: AppContext) {
+  const operator = ctx.state.operator;
+  if (!operator) throw new Error('requireOperator() must run before admin routes');
+  return operator;
+}
+
+export function sessionRoutes(router: AppRouter): void {
+  router.get('/session', (ctx) => {
+    authorize(ctx, 'GET /session');
+    respond(ctx, { data: presentSignedIn(operatorOf(ctx)) });
+  });
+
+  router.delete('/session', async (ctx) => {
+    authorize(ctx, 'DELETE /session');
+    await endSession(ctx.deps.db.orm.em, operatorOf(ctx).sessionId);
+    respond(ctx, { data: null });
+  });
+}

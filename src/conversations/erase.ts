@@ -1,0 +1,45 @@
+// Erasure of a user (GDPR, DELETE /adminApi/accounts/{accountId}/users/{userId}): the user and
+// everything of theirs — messages, uploads (rows here, bytes by the caller once committed),
+// devices, and every delivery about them (pending ones must not go out; delivered and dead ones
+// hold their messages in the log). Anonymous users merged into them go too: their rows are
+// tombstones pointing at this user. Under the users' row locks, like every conversation change.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pgIntArray } from '../db/pg-arrays.ts';
+import { lockUsers } from './users.ts';
+
+export interface Erased {
+  userIds: number[];
+  messages: number;
+  devices: number;
+  deliveries: number;
+  /** Storage paths of the erased uploads, to delete once the transaction committed. */
+  media: string[];
+}
+
+export async function eraseUser(em: EntityManager, accountId: number, userId: number): Promise<Erased | null> {
+  return em.transactional(async (tx) => {
+    const connection = tx.getConnection();
+    const context: unknown = tx.getTransactionContext();
+    const run = <T extends object[]>(sql: string, params: unknown[]) => connection.execute<T>(sql, params, 'all', context);
+    const tombstones = await run<Array<{ id: number }>>(
+      'select id from users where merged_into_user_id = ? and account_id = ?',
+      [userId, accountId],
+    );
+    const ids = [userId, ...tombstones.map((t) => t.id)];
+    const locked = await lockUsers(tx, ids);
+    if (locked.get(userId)?.accountId !== accountId) return null;
+    const all = pgIntArray(ids);
+    const media = await run<Array<{ path: string }>>('delete from media where user_id = any(?::int[]) returning path', [all]);
+    const messages = await run<Array<{ id: number }>>('delete from messages where user_id = any(?::int[]) returning id', [all]);
+    const devices = await run<Array<{ id: number }>>('delete from devices where user_id = any(?::int[]) returning id', [all]);
+    const deliveries = await run<Array<{ id: string }>>(
+      `delete from deliveries where ordering_key = any(?::int[])
+         and service_id in (select id from services where account_id = ?) returning id`,
+      [all, accountId],
+    );
+    // Tombstones first: they refer to the user.
+    await run<object[]>('delete from users where id = any(?::int[]) and id <> ?', [all, userId]);
+    await run<object[]>('delete from users where id = ?', [userId]);
+    return { userIds: ids, messages: messages.length, devices: devices.length, deliveries: deliveries.length, media: media.map((m) => m.path) };
+  });
+}

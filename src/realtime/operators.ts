@@ -1,0 +1,83 @@
+// The operators' live channel: Socket.IO namespace /operators, for the dashboard. A socket
+// authenticates with an operator's bearer token (handshake `auth.token`) and joins the room of
+// every account where the operator may read conversations (`everywhere` for a grant on every
+// account). It hears of changes through the same notices as chat sockets (the gateway hands each
+// one here), as `conversation` events naming the user and what changed; the dashboard then reads
+// the Admin API, which applies the permissions again, so no content travels on this channel.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Namespace, Socket } from 'socket.io';
+import type { Notice } from '../conversations/notices.ts';
+import { authenticateOperator } from '../tenancy/operators.ts';
+import { allows } from '../tenancy/permissions.ts';
+
+export interface ConversationChange {
+  accountId: number;
+  userId: number;
+  change: 'message' | 'agent' | 'messageStatus' | 'merged';
+}
+
+interface OperatorEvents {
+  conversation(change: ConversationChange): void;
+}
+
+type OperatorSocket = Socket<Record<string, never>, OperatorEvents>;
+
+const EVERYWHERE = 'everywhere';
+
+/** Users' accounts never change: remembered, up to a bound, so a busy node asks once per user. */
+const ACCOUNT_CACHE = 10_000;
+
+export class OperatorChannel {
+  private readonly accountOf = new Map<number, number>();
+
+  constructor(
+    private readonly namespace: Namespace<Record<string, never>, OperatorEvents>,
+    private readonly em: () => EntityManager,
+    private readonly onError: (err: unknown) => void,
+  ) {
+    namespace.use((socket, next) => {
+      this.authenticate(socket).then(
+        () => next(),
+        (err: unknown) => next(err instanceof Error ? err : new Error(String(err))),
+      );
+    });
+  }
+
+  /** Every notice of this node (local or from another node); each node tells its own sockets. */
+  receive(notice: Notice): void {
+    if (this.namespace.sockets.size === 0 || notice.kind === 'agentTyping') return;
+    const userId = notice.kind === 'merged' ? notice.toUserId : notice.userId;
+    this.account(userId).then(
+      (accountId) => {
+        if (accountId === null) return;
+        this.namespace.local.to([`account:${accountId}`, EVERYWHERE]).emit('conversation', { accountId, userId, change: notice.kind });
+      },
+      this.onError,
+    );
+  }
+
+  private async authenticate(socket: OperatorSocket): Promise<void> {
+    const token = (socket.handshake.auth as Record<string, unknown>).token;
+    const operator = typeof token === 'string' && token !== '' ? await authenticateOperator(this.em(), token) : null;
+    if (!operator) throw Object.assign(new Error('invalid_token'), { data: { status: 401, code: 'invalid_token' } });
+    if (allows(operator.grants, 'conversations:read', null)) {
+      await socket.join(EVERYWHERE);
+      return;
+    }
+    const accounts = new Set(operator.grants.flatMap((g) => (g.accountId === null ? [] : [g.accountId])));
+    const rooms = [...accounts].filter((id) => allows(operator.grants, 'conversations:read', id)).map((id) => `account:${id}`);
+    if (rooms.length === 0) throw Object.assign(new Error('permission_denied'), { data: { status: 403, code: 'permission_denied' } });
+    await socket.join(rooms);
+  }
+
+  private async account(userId: number): Promise<number | null> {
+    const known = this.accountOf.get(userId);
+    if (known !== undefined) return known;
+    const row = await this.em().getConnection().execute<Array<{ account_id: number }>>('select account_id from users where id = ?', [userId]);
+    const accountId = row[0]?.account_id ?? null;
+    if (accountId === null) return null;
+    if (this.accountOf.size >= ACCOUNT_CACHE) this.accountOf.clear();
+    this.accountOf.set(userId, accountId);
+    return accountId;
+  }
+}

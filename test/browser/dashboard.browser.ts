@@ -1,0 +1,314 @@
+// Issue 15: the operator dashboard in a real Chromium against a real server, driven by the
+// accessible names of its controls. What the page does is checked where it lands: loopback
+// receivers (signed webhooks), the Admin API, the database and the media directory.
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
+import { useBrowser } from '../support/browser.ts';
+import { DASHBOARD_SHOTS, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
+import { adminToken, createAccount, createService, type AccountData, type CreatedServiceData } from '../support/factories.ts';
+import { PNG } from '../support/files.ts';
+import { client } from '../support/http.ts';
+import { outboxSettled, receivedExactly } from '../support/outbox.ts';
+import { Receiver } from '../support/receiver.ts';
+import { TEST_ADMIN, sharedServer } from '../support/server.ts';
+import { Widget } from '../support/widget.ts';
+
+const api = () => client(sharedServer().url);
+
+async function adminIdentifier(): Promise<string> {
+  const me = await api().get<{ identifier: string }>('/adminApi/session', { token: await adminToken() });
+  return me.body.data.identifier;
+}
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+describe('Operator dashboard', function () {
+  this.timeout(60_000);
+  const browser = useBrowser();
+  const receivers: Receiver[] = [];
+  const receiver = async () => {
+    const started = await Receiver.start();
+    receivers.push(started);
+    return started;
+  };
+
+  // The bundles are built by the suite's root hook (test/support/hooks.ts).
+  before(() => {
+    mkdirSync(DASHBOARD_SHOTS, { recursive: true });
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+
+  it('signs in, refuses a wrong password with a message, and signs out ending the session on the server', async () => {
+    const { page } = browser();
+    await openDashboard(page);
+    await screenshots(page, 'sign-in');
+    await page.getByLabel('Email').fill(TEST_ADMIN.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+
+    await signIn(page);
+    const token = await page.evaluate<string | null>(`sessionStorage.getItem('palaver.dashboard.token')`);
+    expect(token).to.be.a('string');
+    // Kept in sessionStorage, never in a cookie.
+    expect(await page.context().cookies()).to.deep.equal([]);
+    expect((await api().get('/adminApi/session', { token: token ?? '' })).status).to.equal(200);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+    const after = await api().get('/adminApi/session', { token: token ?? '' });
+    expect(after.status).to.equal(401);
+  });
+
+  it('serves the page with a strict CSP and calls only routes of /openapi.json', async () => {
+    const { page } = browser();
+    const called = new Set<string>();
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/adminApi/')) called.add(`${request.method().toLowerCase()} ${url.pathname}`);
+    });
+    const answer = await page.goto(`${sharedServer().url}/dashboard`);
+    expect(answer?.headers()['content-security-policy']).to.include("script-src 'self'").and.include("frame-ancestors 'none'");
+    await signIn(page);
+    const account = await createAccount();
+    await createService(account.id, { name: 'Only' });
+    await page.goto(`${sharedServer().url}/dashboard#/accounts/${account.id}`);
+    await page.getByRole('heading', { name: 'Default Service' }).waitFor();
+    const document = JSON.parse((await api().get('/openapi.json')).text) as { paths: Record<string, Record<string, unknown>> };
+    const patterns = Object.entries(document.paths).flatMap(([p, item]) =>
+      Object.keys(item).map((method) => new RegExp(`^${method} ${p.replace(/\{\w+\}/g, '[^/]+')}$`)));
+    expect(called.size).to.be.greaterThan(2);
+    for (const route of called) expect(patterns.some((p) => p.test(route)), route).to.equal(true);
+  });
+
+  it('creates an account and a Service on a loopback receiver, and "send test event" arrives signed', async () => {
+    const { page } = browser();
+    const hook = await receiver();
+    hook.always({ status: 200, body: '{"received":true}' });
+    await openDashboard(page);
+    await signIn(page);
+    await page.getByLabel('Account name').fill('Bakery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const identification = await page.getByLabel('Account identification', { exact: true }).inputValue();
+    expect(await page.getByLabel('Authorization secret', { exact: true }).inputValue()).to.match(/\S{16,}/);
+    await screenshots(page, 'accounts');
+    await page.getByRole('link', { name: 'Open Bakery' }).click();
+    const snippet = await page.getByLabel('Embed snippet', { exact: true }).inputValue();
+    expect(snippet).to.equal(`<script src="${sharedServer().url}/widget.js" data-account="${identification}" async></script>`);
+
+    await page.getByLabel('Service name').fill('Helpdesk');
+    await page.getByLabel('Webhook URL').fill(`${hook.url}/hook`);
+    await page.getByText('This is a private address').waitFor();
+    await page.getByRole('button', { name: 'Create Service' }).click();
+    const signingSecret = await page.getByLabel('Signing secret', { exact: true }).inputValue();
+    expect(await page.getByLabel('API key', { exact: true }).inputValue()).to.be.a('string').and.not.equal('');
+    await screenshots(page, 'account');
+    await page.getByRole('link', { name: 'Open Helpdesk' }).click();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByText('Delivered: the receiver answered 200.').waitFor();
+    await page.getByText('{"received":true}').waitFor();
+
+    const [request] = await hook.waitFor(1);
+    expect(request?.path).to.equal('/hook');
+    const verified = new Webhook(signingSecret).verify(request?.body ?? '', request?.headers as Record<string, string>) as { type: string; accountIdentification: string; body: { action: string; initiatedBy: string } };
+    expect(verified).to.deep.include({ type: 'test', accountIdentification: identification });
+    expect(verified.body).to.include({ action: 'test', initiatedBy: await adminIdentifier() });
+    await screenshots(page, 'service');
+  });
+
+  describe('default Service', () => {
+    let account: AccountData;
+    let services: CreatedServiceData[];
+    let hooks: Receiver[];
+
+    beforeEach(async () => {
+      hooks = [await receiver(), await receiver()];
+      account = await createAccount();
+      services = [
+        await createService(account.id, { name: 'First', webhookUrl: `${hooks[0]?.url}/hook` }),
+        await createService(account.id, { name: 'Second', webhookUrl: `${hooks[1]?.url}/hook` }),
+      ];
+    });
+
+    it('changes from the account page: every Service receives the exact changeDefaultService payload', async () => {
+      const { page } = browser();
+      await openDashboard(page, `#/accounts/${account.id}`);
+      await signIn(page);
+      await page.getByRole('combobox', { name: 'Default Service' }).selectOption({ label: 'Second' });
+      await page.getByRole('button', { name: 'Change default Service' }).click();
+      await page.getByText('Second is now the default; every Service is told.').waitFor();
+      const [first, second] = services as [CreatedServiceData, CreatedServiceData];
+      const expected = {
+        type: 'service',
+        accountIdentification: account.identification,
+        body: {
+          action: 'changeDefaultService',
+          metadata: '',
+          initiatedBy: await adminIdentifier(),
+          oldDefaultService: { name: 'First', identification: first.identification },
+          newDefaultService: { name: 'Second', identification: second.identification },
+        },
+      };
+      for (const [n, service] of [first, second].entries()) {
+        const got = await receivedExactly(hooks[n] as Receiver, service.id, 1);
+        expect(got[0]?.json).to.deep.equal(expected);
+      }
+    });
+
+    it('is disabled with the reason for an operator without services:edit, and the API refuses them (403)', async () => {
+      const { page } = browser();
+      const reader = await newOperator([{ permission: 'accounts:read', accountId: account.id }]);
+      await openDashboard(page, `#/accounts/${account.id}`);
+      await signIn(page, reader.email, reader.password);
+      const select = page.getByRole('combobox', { name: 'Default Service' });
+      await select.waitFor();
+      expect(await select.isDisabled()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
+      await page.getByText('You need the services:edit permission on this account to change the default Service.').waitFor();
+      await screenshots(page, 'account-read-only');
+
+      const token = await page.evaluate<string | null>(`sessionStorage.getItem('palaver.dashboard.token')`);
+      const refused = await api().put(`/adminApi/accounts/${account.id}/default-service`, {
+        token: token ?? '',
+        json: { serviceIdentification: services[1]?.identification },
+      });
+      expect(refused.status).to.equal(403);
+      expect(refused.body.notifications[0]?.message).to.equal('permission_denied');
+      const after = await api().get<{ defaultServiceId: number }>(`/adminApi/accounts/${account.id}`, { token: await adminToken() });
+      expect(after.body.data.defaultServiceId).to.equal(services[0]?.id);
+    });
+  });
+
+  it('shows a widget conversation live with its messages, and an agent message as it arrives', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    const service = await createService(account.id, { name: 'Support' });
+    await openDashboard(page, `#/accounts/${account.id}/conversations`);
+    await signIn(page);
+    await page.getByText('No conversations yet.').waitFor();
+
+    const widget = new Widget(account);
+    const registered = await widget.register({ type: 3, version: '1.9.0' });
+    expect(registered.status, registered.text).to.equal(200);
+    const userId = registered.body.data.userId;
+    expect((await widget.send('Where is my order?')).status).to.equal(200);
+    // Live: no reload, no click.
+    const entry = page.getByRole('link', { name: /Where is my order\?/ });
+    await entry.waitFor();
+    await entry.click();
+    await page.getByRole('list', { name: 'Messages' }).getByText('Where is my order?').waitFor();
+
+    const agent = await api().post(`/users/${userId}/messages`, {
+      token: service.apiKey,
+      json: { message: 'It ships today.', agent: { id: 7, name: 'Dana' } },
+    });
+    expect(agent.status, agent.text).to.equal(201);
+    await page.getByRole('list', { name: 'Messages' }).getByText('It ships today.').waitFor();
+    await page.getByText('agent: Dana').waitFor();
+    await screenshots(page, 'conversations');
+  });
+
+  it('changes the owner Service from a conversation: old and new owner receive changeOwner initiated by the operator', async () => {
+    const { page } = browser();
+    const [oldHook, newHook] = [await receiver(), await receiver()];
+    const account = await createAccount();
+    const first = await createService(account.id, { name: 'Sales', webhookUrl: `${oldHook.url}/hook` });
+    const second = await createService(account.id, { name: 'Returns', webhookUrl: `${newHook.url}/hook` });
+    const widget = new Widget(account);
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
+    expect((await widget.send('I want to return this')).status).to.equal(200);
+    await oldHook.waitFor(1);
+
+    await openDashboard(page, `#/accounts/${account.id}/conversations/${userId}`);
+    await signIn(page);
+    await page.getByRole('combobox', { name: 'Owner Service' }).selectOption({ label: 'Returns' });
+    await page.getByRole('button', { name: 'Change owner' }).click();
+    await page.getByText('owner Returns').waitFor();
+
+    const isChange = (r: { json: unknown }) => (r.json as { body?: { action?: string } }).body?.action === 'changeOwner';
+    const [toOld] = (await oldHook.waitFor(2)).filter(isChange);
+    const [toNew] = (await newHook.waitFor(1)).filter(isChange);
+    const body = { action: 'changeOwner', metadata: '', oldOwner: { name: 'Sales', identification: first.identification, default: true }, newOwner: { name: 'Returns', identification: second.identification, default: false }, initiatedBy: { name: 'operator', identification: await adminIdentifier(), default: false } };
+    expect((toOld?.json as { body: unknown }).body).to.deep.equal(body);
+    expect((toNew?.json as { body: unknown }).body).to.deep.equal(body);
+    expect(toOld?.json).to.deep.include({ type: 'owner', accountIdentification: account.identification });
+  });
+
+  it('shows dead deliveries of a failing receiver, and redelivers one once the receiver is back', async () => {
+    const { page } = browser();
+    const hook = await receiver();
+    hook.always({ status: 400, body: '{"error":"nope"}' });
+    const account = await createAccount();
+    const service = await createService(account.id, { name: 'Flaky', webhookUrl: `${hook.url}/hook` });
+    const widget = new Widget(account);
+    await widget.register({ type: 3 });
+    expect((await widget.send('Lost in transit')).status).to.equal(200);
+    // A 400 is a refusal: dead at once, no retries.
+    for (let tries = 0; ; tries++) {
+      const dead = await api().get<unknown[]>(`/adminApi/services/${service.id}/deliveries?state=dead`, { token: await adminToken() });
+      if (dead.body.data.length === 1) break;
+      if (tries > 200) throw new Error('the delivery never died');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await openDashboard(page, `#/accounts/${account.id}/services/${service.id}`);
+    await signIn(page);
+    await page.getByRole('combobox', { name: 'State' }).selectOption('dead');
+    const deliveries = page.getByRole('region', { name: 'Deliveries' });
+    await deliveries.getByText('HTTP 400: refused').waitFor();
+    await screenshots(page, 'deliveries');
+
+    hook.always({ status: 200 });
+    const before = hook.requests.length;
+    await deliveries.getByRole('button', { name: 'Redeliver' }).click();
+    const [again] = (await hook.waitFor(before + 1)).slice(before);
+    expect((again?.json as { message?: string }).message).to.equal('Lost in transit');
+    await outboxSettled(service.id);
+    await page.getByRole('combobox', { name: 'State' }).selectOption('delivered');
+    await deliveries.getByText('delivered', { exact: true }).waitFor();
+  });
+
+  it('erases a user (GDPR) with a confirmation: rows and files gone', async () => {
+    const { page } = browser();
+    const hook = await receiver();
+    const account = await createAccount();
+    const service = await createService(account.id, { name: 'Support', webhookUrl: `${hook.url}/hook` });
+    const widget = new Widget(account);
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
+    const form = new FormData();
+    form.append('media', new Blob([PNG], { type: 'image/png' }), 'photo.png');
+    const upload = await fetch(`${widget.baseUrl}/media`, { method: 'POST', headers: widget.headers(), body: form });
+    const media = ((await upload.json()) as { data: { media: string } }).data.media;
+    expect((await widget.send({ media: { id: media, description: 'photo' } })).status).to.equal(200);
+    expect((await widget.send('Please forget me')).status).to.equal(200);
+    await hook.waitFor(2);
+    await outboxSettled(service.id);
+    const mediaDir = path.join(sharedServer().config.dataDir, 'media', String(account.id));
+    expect(filesUnder(mediaDir)).to.have.length(1);
+
+    await openDashboard(page, `#/accounts/${account.id}/conversations/${userId}`);
+    await signIn(page);
+    await page.getByRole('list', { name: 'Messages' }).getByText('Please forget me').waitFor();
+    await page.getByRole('list', { name: 'Messages' }).getByText('Image: ').waitFor();
+    await page.getByRole('button', { name: 'Delete user (GDPR)' }).click();
+    await page.getByRole('dialog', { name: 'Delete user' }).getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByText('No conversations yet.').waitFor();
+
+    const connection = sharedServer().deps.db.orm.em.fork().getConnection();
+    const count = async (sql: string) => Number((await connection.execute<Array<{ n: string }>>(sql, [userId]))[0]?.n);
+    expect(await count('select count(*) as n from users where id = ?')).to.equal(0);
+    expect(await count('select count(*) as n from messages where user_id = ?')).to.equal(0);
+    expect(await count('select count(*) as n from media where user_id = ?')).to.equal(0);
+    expect(await count('select count(*) as n from devices where user_id = ?')).to.equal(0);
+    expect(await count('select count(*) as n from deliveries where ordering_key = ?')).to.equal(0);
+    expect(filesUnder(mediaDir)).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,122 @@
+// The operator dashboard: sign-in, then pages chosen by the address's hash (#/accounts/3…), so
+// the server serves one HTML shell and every page is a bookmarkable address.
+import { api, whenSignedOut } from './api.ts';
+import { h, show } from './dom.ts';
+import { connectLive, disconnectLive } from './live.ts';
+import { session } from './session.ts';
+import type { Me } from './types.ts';
+import { accountPage } from './pages/account.ts';
+import { accountsPage } from './pages/accounts.ts';
+import { conversationsPage } from './pages/conversations.ts';
+import { operatorsPage } from './pages/operators.ts';
+import { servicePage } from './pages/service.ts';
+import { signInPage } from './pages/sign-in.ts';
+import { can } from './permissions.ts';
+import { errorText } from './ui.ts';
+
+export interface PageContext {
+  main: HTMLElement;
+  me: Me;
+  /** Runs when the page is left (live listeners, timers). */
+  onLeave(cleanup: () => void): void;
+}
+
+type Page = (ctx: PageContext, ...params: number[]) => Promise<void>;
+
+const ROUTES: Array<[RegExp, Page]> = [
+  [/^#?\/?(?:accounts)?$/, accountsPage],
+  [/^#\/accounts\/(\d+)$/, accountPage],
+  [/^#\/accounts\/(\d+)\/services\/(\d+)$/, servicePage],
+  [/^#\/accounts\/(\d+)\/conversations$/, conversationsPage],
+  [/^#\/accounts\/(\d+)\/conversations\/(\d+)$/, conversationsPage],
+  [/^#\/operators$/, operatorsPage],
+];
+
+const root = document.getElementById('app') as HTMLElement;
+let me: Me | null = null;
+let leaving: Array<() => void> = [];
+
+async function signedIn(): Promise<Me | null> {
+  if (!session.token) return null;
+  try {
+    return (await api.get<Me>('/session')).data;
+  } catch {
+    return null;
+  }
+}
+
+function layout(operator: Me): HTMLElement {
+  const main = h('main', { id: 'main', tabindex: '-1' });
+  const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out');
+  signOut.addEventListener('click', () => {
+    signOut.disabled = true;
+    // Ended on the server first: the token is refused from now on, wherever it was copied.
+    api.delete('/session').catch(() => undefined).finally(() => {
+      session.clear();
+      disconnectLive();
+      me = null;
+      location.hash = '';
+      void start();
+    });
+  });
+  const links: Array<[string, string]> = [['#/accounts', 'Accounts']];
+  if (can(operator.grants, 'operators:manage', null)) links.push(['#/operators', 'Operators']);
+  const header = h('header', { class: 'top' },
+    h('a', { class: 'skip', href: '#main', onclick: (e: Event) => { e.preventDefault(); main.focus(); } }, 'Skip to content'),
+    h('a', { class: 'brand', href: '#/accounts' }, 'Palaver'),
+    h('nav', { 'aria-label': 'Main' }, ...links.map(([href, text]) => h('a', { href, 'data-nav': href }, text))),
+    h('span', { class: 'who' }, operator.email),
+    signOut,
+  );
+  show(root, header, main);
+  return main;
+}
+
+async function route(): Promise<void> {
+  if (!me) return;
+  for (const cleanup of leaving) cleanup();
+  leaving = [];
+  const main = (document.getElementById('main')) ?? layout(me);
+  const hash = location.hash;
+  for (const link of root.querySelectorAll<HTMLAnchorElement>('nav a')) {
+    const current = hash.startsWith(link.getAttribute('data-nav') ?? '-') || (hash === '' && link.getAttribute('data-nav') === '#/accounts');
+    if (current) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  const found = ROUTES.map(([pattern, page]) => [pattern.exec(hash), page] as const).find(([match]) => match);
+  show(main, h('p', { class: 'loading' }, 'Loading…'));
+  if (!found) {
+    show(main, h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/accounts' }, 'Back to the accounts')));
+    return;
+  }
+  const [match, page] = found;
+  const params = (match ?? []).slice(1).filter((p) => p !== undefined).map(Number);
+  try {
+    await page({ main, me, onLeave: (cleanup) => leaving.push(cleanup) }, ...params);
+  } catch (err) {
+    show(main, h('h1', {}, 'Something went wrong'), h('p', { role: 'alert', class: 'status error' }, errorText(err)));
+  }
+}
+
+async function start(): Promise<void> {
+  me = await signedIn();
+  if (!me) {
+    session.clear();
+    signInPage(root, async (token) => {
+      session.set(token);
+      await start();
+    });
+    return;
+  }
+  connectLive(session.token ?? '');
+  layout(me);
+  await route();
+}
+
+whenSignedOut(() => {
+  me = null;
+  disconnectLive();
+  void start();
+});
+window.addEventListener('hashchange', () => void route());
+void start();

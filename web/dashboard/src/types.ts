@@ -1,0 +1,107 @@
+// What the Admin API answers, as the dashboard reads it (src/presenters/*).
+export interface Grant {
+  accountId: number | null;
+  permission: string;
+}
+
+export interface Me {
+  id: number;
+  email: string;
+  identifier: string;
+  grants: Grant[];
+}
+
+export interface Service {
+  id: number;
+  accountId: number;
+  identification: string;
+  name: string;
+  webhookUrl: string | null;
+  isDefault: boolean;
+  enabled: boolean;
+  disabledAt: string | null;
+  disabledReason: string | null;
+  createdAt: string;
+}
+
+export interface Account {
+  id: number;
+  identification: string;
+  name: string;
+  authorizationSecret: string;
+  defaultServiceId: number | null;
+  welcomeMessage: string | null;
+  stickyMessage: string | null;
+  allowedOrigins: string[];
+  createdAt: string;
+}
+
+export interface AccountOverview extends Account {
+  services: Service[];
+  defaultService: Service | null;
+}
+
+export interface ApiKey {
+  id: number;
+  prefix?: string;
+  createdAt: string;
+  revokedAt?: string | null;
+  [key: string]: unknown;
+}
+
+export interface Agent {
+  id: number;
+  name: string;
+  avatar: string | null;
+}
+
+export interface UserSummary {
+  id: number;
+  kind: 'anonymous' | 'registered';
+  uniqueIdentifier: string | null;
+  additionalInformation: Record<string, unknown> | null;
+  ownerServiceId: number;
+  agent: Agent | null;
+  createdAt: string;
+}
+
+export interface ChatMessage {
+  id: number;
+  time: number;
+  message: string | null;
+  image: string | null;
+  typeId: number;
+  agent: Agent | null;
+  media: { mimeType: string; filename: string; description: string | null } | null;
+}
+
+export interface Delivery {
+  id: string;
+  kind: string;
+  state: 'pending' | 'delivered' | 'dead';
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+  payload: unknown;
+}
+
+export interface TestEventResult {
+  webhookId: string;
+  status: number | null;
+  ok: boolean;
+  durationMs: number;
+  body: string | null;
+  error: string | null;
+  signatures: number;
+}
+
+export interface Operator {
+  id: number;
+  email: string;
+  identifier: string;
+  grants: Grant[];
+  createdAt: string;
+}
