@@ -5,20 +5,13 @@
 // identification header and the site's custom header, JSON as a plain string with no
 // content-type (the browser sends text/plain;charset=UTF-8), FormData with the field `media`.
 // No library, so nothing smooths over what a real widget would meet.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Envelope } from '../../src/presenters/envelope.ts';
 import type { BrowserTest } from './browser.ts';
+import { startLoopbackSite, type LoopbackSite } from './loopback-site.ts';
 
 export const CLIENT_PREFIX = '/clientApi/v1.9';
 
-export interface HostPage {
-  /** The page's address, e.g. http://localhost:41234/. */
-  url: string;
-  /** Its origin as the browser sends it: http://localhost:41234. */
-  origin: string;
-  close(): Promise<void>;
-}
+export type HostPage = LoopbackSite;
 
 // The script runs in Chromium, so it is plain JavaScript; state and helpers live on
 // `window.chat`, which the tests call through page.evaluate.
@@ -151,7 +144,7 @@ const html = (api: string) => `<!doctype html>
 /** Serves the page for Palaver at `palaverUrl` (an http://127.0.0.1 address). */
 export async function startHostPage(palaverUrl: string): Promise<HostPage> {
   const body = html(new URL(CLIENT_PREFIX, palaverUrl).toString());
-  const server = createServer((req, res) => {
+  return startLoopbackSite((req, res) => {
     if (req.method === 'GET' && req.url === '/') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
       res.end(body);
@@ -160,20 +153,6 @@ export async function startHostPage(palaverUrl: string): Promise<HostPage> {
     // No favicon, but no 404 either: the console should hold only what the test caused.
     res.writeHead(req.url === '/favicon.ico' ? 204 : 404).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  // "localhost" is another host than "127.0.0.1" for the browser: a different origin on the
-  // same loopback interface (and the same private address space, so no private-network checks).
-  const origin = `http://localhost:${port}`;
-  return {
-    url: `${origin}/`,
-    origin,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 export interface PageAnswer<T = unknown> {

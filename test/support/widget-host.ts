@@ -2,8 +2,7 @@
 // served by a real HTTP server on loopback at http://localhost:<port> while Palaver is at
 // http://127.0.0.1:<port>: another origin, so the widget meets CORS, and (when asked) the
 // strict Content-Security-Policy that docs/widget.md gives sites.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startLoopbackSite, type LoopbackSite } from './loopback-site.ts';
 
 export interface WidgetHostOptions {
   account: string;
@@ -15,11 +14,7 @@ export interface WidgetHostOptions {
   strictCsp?: boolean;
 }
 
-export interface WidgetHost {
-  url: string;
-  origin: string;
-  close(): Promise<void>;
-}
+export type WidgetHost = LoopbackSite;
 
 const attr = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
@@ -61,7 +56,7 @@ export async function startWidgetHost(palaverUrl: string, options: WidgetHostOpt
   // The site's own CSS is deliberately hostile: the widget must look the same whatever it says.
   const css = 'body { font: 18px/1.6 Georgia, serif; margin: 2rem; color: #222; background: #faf7f0; } button { all: unset; color: red; } * { box-sizing: content-box; }';
   const settings = `window.palaverSettings = ${JSON.stringify(options.settings ?? {})};`;
-  const server = createServer((req, res) => {
+  return startLoopbackSite((req, res) => {
     const headers: Record<string, string> = { 'cache-control': 'no-store' };
     if (options.strictCsp) headers['content-security-policy'] = strictPolicy(palaverUrl);
     if (req.url === '/') return res.writeHead(200, { ...headers, 'content-type': 'text/html; charset=utf-8' }).end(page);
@@ -69,16 +64,4 @@ export async function startWidgetHost(palaverUrl: string, options: WidgetHostOpt
     if (req.url === '/settings.js') return res.writeHead(200, { ...headers, 'content-type': 'text/javascript' }).end(settings);
     res.writeHead(req.url === '/favicon.ico' ? 204 : 404).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://localhost:${port}`;
-  return {
-    url: `${origin}/`,
-    origin,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
