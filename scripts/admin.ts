@@ -8,14 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAccount, findAccountOverview } from '../src/tenancy/accounts.ts';
 import { createOperator } from '../src/tenancy/operators.ts';
 import { isPermission, type Grant } from '../src/tenancy/permissions.ts';
-import {
-  createService,
-  findService,
-  issueApiKey,
-  revokeApiKey,
-  rotateSigningSecret,
-  updateService,
-} from '../src/tenancy/services.ts';
+import { createService, findService, issueApiKey, revokeApiKey, rotateSigningSecret, updateService } from '../src/tenancy/services.ts';
 import { changeDefaultService } from '../src/tenancy/default-service.ts';
 import { AccountSchema } from '../src/db/entities/index.ts';
 import { knownError } from '../src/errors.ts';
@@ -23,13 +16,7 @@ import { presentApiKey } from '../src/presenters/api-key.ts';
 import { createLogger } from '../src/logger.ts';
 import { presentAccount, presentAccountOverview } from '../src/presenters/account.ts';
 import { presentCreatedService, presentService } from '../src/presenters/service.ts';
-import {
-  accountIdParams,
-  createAccountBody,
-  createServiceBody,
-  defaultServiceBody,
-  updateServiceBody,
-} from '../src/api/admin/schema.ts';
+import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateServiceBody } from '../src/api/admin/schema.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -91,8 +78,7 @@ type Values = { [key: string]: string | boolean | string[] | undefined };
 type Command = (em: EntityManager, values: Values, config: Config) => Promise<unknown>;
 
 const commands: Record<string, Command> = {
-  'account:create': async (em, values) =>
-    presentAccount(await createAccount(em, valid(createAccountBody, { name: values.name }))),
+  'account:create': async (em, values) => presentAccount(await createAccount(em, valid(createAccountBody, { name: values.name }))),
 
   'account:show': async (em, values) => {
     const { accountId } = valid(accountIdParams, { accountId: values.account });

@@ -21,7 +21,9 @@ const saved = demoCredentials();
 const apiKey = process.env.PALAVER_API_KEY || saved.apiKey;
 const signingSecret = process.env.PALAVER_SIGNING_SECRET || saved.signingSecret;
 if (!apiKey || !signingSecret) {
-  process.stderr.write('Set PALAVER_API_KEY and PALAVER_SIGNING_SECRET (from service:create), or start Palaver once with the demo setup.\n');
+  process.stderr.write(
+    'Set PALAVER_API_KEY and PALAVER_SIGNING_SECRET (from service:create), or start Palaver once with the demo setup.\n',
+  );
   process.exit(2);
 }
 const bot = await startDemoBot({

@@ -6,10 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isAddressOrCidr } from './addresses.ts';
 
-const booleanLike = z.union([
-  z.boolean(),
-  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
-]);
+const booleanLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
 const secondsList = z.union([
   z.array(z.number().nonnegative()),
@@ -21,7 +18,15 @@ const secondsList = z.union([
 
 /** Addresses and CIDR blocks, as a JSON list or a comma-separated string (PALAVER_TRUSTED_PROXIES). */
 const addressList = z
-  .union([z.array(z.string()), z.string().transform((s) => s.split(',').map((part) => part.trim()).filter(Boolean))])
+  .union([
+    z.array(z.string()),
+    z.string().transform((s) =>
+      s
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean),
+    ),
+  ])
   .pipe(z.array(z.string().refine(isAddressOrCidr, 'must be an IP address or a CIDR block (10.0.0.0/8)')));
 
 const postgresUrl = z

@@ -32,12 +32,10 @@ export interface FieldProblem {
 }
 
 export const badRequest = (code: string) => new AppError(400, code);
-export const unauthorized = (code = 'unauthorized') =>
-  new AppError(401, code, [], null, { 'www-authenticate': 'Bearer' });
+export const unauthorized = (code = 'unauthorized') => new AppError(401, code, [], null, { 'www-authenticate': 'Bearer' });
 export const forbidden = (code = 'forbidden') => new AppError(403, code);
 export const notFound = (code = 'not_found') => new AppError(404, code);
-export const methodNotAllowed = (allowed: string[]) =>
-  new AppError(405, 'method_not_allowed', [], null, { allow: allowed.join(', ') });
+export const methodNotAllowed = (allowed: string[]) => new AppError(405, 'method_not_allowed', [], null, { allow: allowed.join(', ') });
 export const conflict = (code: string) => new AppError(409, code);
 export const payloadTooLarge = (code = 'payload_too_large') => new AppError(413, code);
 export const unsupportedMediaType = (code = 'unsupported_media_type') => new AppError(415, code);

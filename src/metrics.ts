@@ -55,7 +55,7 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
   });
   const redisFallbacks = new Counter({
     name: 'palaver_redis_fallbacks_total',
-    help: 'Rate-limit calls answered from this node\'s memory because Redis was unavailable, by limiter',
+    help: "Rate-limit calls answered from this node's memory because Redis was unavailable, by limiter",
     labelNames: ['limiter'] as const,
     registers: [registry],
   });

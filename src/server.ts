@@ -77,7 +77,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       metrics.redisFallbacks.inc({ limiter });
       if (Date.now() - fallbackWarnedAt < 60_000) return;
       fallbackWarnedAt = Date.now();
-      logger.warn({ limiter }, 'rate limits fall back to this node\'s memory: redis unavailable');
+      logger.warn({ limiter }, "rate limits fall back to this node's memory: redis unavailable");
     };
     const worker = config.webhooks.enabled
       ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, push: config.push, logger, metrics })
@@ -133,10 +133,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const { port } = http.address() as AddressInfo;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     worker?.start();
-    const sweeper = new MediaSweeper(em, deps.media, {
-      unreferencedTtlSeconds: config.media.unreferencedTtlSeconds,
-      intervalSeconds: config.media.sweepIntervalSeconds,
-    }, logger);
+    const sweeper = new MediaSweeper(
+      em,
+      deps.media,
+      {
+        unreferencedTtlSeconds: config.media.unreferencedTtlSeconds,
+        intervalSeconds: config.media.sweepIntervalSeconds,
+      },
+      logger,
+    );
     sweeper.start();
     logger.info({ port, embeddedDatabase: db.embedded }, 'palaver listening');
 

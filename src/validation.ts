@@ -19,10 +19,15 @@ function unstorableStrings(input: unknown, prefix: string): FieldProblem[] {
     const [value, path] = next;
     const field = path.filter(Boolean).join('.') || 'input';
     if (typeof value === 'string') {
-      if (UNSTORABLE.test(value)) found.push({ field, detail: value.includes('\u0000') ? 'contains a NUL character' : 'is not valid Unicode (a lone surrogate)' });
+      if (UNSTORABLE.test(value))
+        found.push({ field, detail: value.includes('\u0000') ? 'contains a NUL character' : 'is not valid Unicode (a lone surrogate)' });
     } else if (Array.isArray(value)) {
       value.forEach((item, i) => pending.push([item, [...path, String(i)]]));
-    } else if (typeof value === 'object' && value !== null && [Object.prototype, null].includes(Object.getPrototypeOf(value) as object | null)) {
+    } else if (
+      typeof value === 'object' &&
+      value !== null &&
+      [Object.prototype, null].includes(Object.getPrototypeOf(value) as object | null)
+    ) {
       for (const [key, item] of Object.entries(value)) {
         if (UNSTORABLE.test(key)) found.push({ field, detail: 'a key contains a NUL character or a lone surrogate' });
         else pending.push([item, [...path, key]]);

@@ -33,7 +33,10 @@ async function upload(widget: Widget, bytes: Buffer, headers: Record<string, str
   const form = new FormData();
   form.append('media', new Blob([bytes], { type: 'image/png' }), 'photo.png');
   const response = await fetch(`${widget.baseUrl}/media`, { method: 'POST', headers: widget.headers(headers), body: form });
-  return { status: response.status, body: (await response.json()) as { data: { media: string } | null; notifications: Array<{ message: string }> } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { data: { media: string } | null; notifications: Array<{ message: string }> },
+  };
 }
 
 function filesUnder(dir: string): string[] {
@@ -93,7 +96,10 @@ describe('client addresses and trusted proxies', function () {
       const email = freshEmail('many-places');
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) {
-        statuses.push((await api.post('/adminApi/login', { json: { email, password: `try ${i}` }, headers: { 'x-forwarded-for': freshAddress() } })).status);
+        statuses.push(
+          (await api.post('/adminApi/login', { json: { email, password: `try ${i}` }, headers: { 'x-forwarded-for': freshAddress() } }))
+            .status,
+        );
       }
       expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
     } finally {
@@ -119,7 +125,10 @@ describe('client addresses and trusted proxies', function () {
         statuses.push(answer.status);
       }
       expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
-      const other = await api.post('/adminApi/login', { json: { email: freshEmail('guess'), password: 'wrong' }, headers: { 'x-forwarded-for': freshAddress() } });
+      const other = await api.post('/adminApi/login', {
+        json: { email: freshEmail('guess'), password: 'wrong' },
+        headers: { 'x-forwarded-for': freshAddress() },
+      });
       expect(other.status, 'another address behind the proxy is not limited').to.equal(401);
     } finally {
       await server.stop();
@@ -163,7 +172,9 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
           socket.once('connect', () => resolve());
           socket.once('connect_error', reject);
         });
-        const ack = (await socket.timeout(5000).emitWithAck('message', { message: 'hello' })) as { notifications: Array<{ message: string }> };
+        const ack = (await socket.timeout(5000).emitWithAck('message', { message: 'hello' })) as {
+          notifications: Array<{ message: string }>;
+        };
         expect(ack.notifications[0]?.message).to.equal('too_many_requests');
       } finally {
         socket.disconnect();
@@ -218,12 +229,20 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
         title: null,
         buttons: [],
         quickReplies: [],
-        carousel: [{ message: 'A sofa', title: null, media: { path: carouselMedia!.path, mimeType: 'image/png', description: null }, buttons: [] }],
+        carousel: [
+          { message: 'A sofa', title: null, media: { path: carouselMedia!.path, mimeType: 'image/png', description: null }, buttons: [] },
+        ],
       };
-      await connection.execute('insert into messages (user_id, type_id, content) values (?, 2, ?::jsonb)', [userId, JSON.stringify(content)]);
-      await connection.execute(`update media set created_at = now() - interval '2 hours' where id = any(?::uuid[])`, [`{${[sent, inCarousel, unsent].join(',')}}`]);
+      await connection.execute('insert into messages (user_id, type_id, content) values (?, 2, ?::jsonb)', [
+        userId,
+        JSON.stringify(content),
+      ]);
+      await connection.execute(`update media set created_at = now() - interval '2 hours' where id = any(?::uuid[])`, [
+        `{${[sent, inCarousel, unsent].join(',')}}`,
+      ]);
 
-      const pathOf = async (id: string) => (await connection.execute<Array<{ path: string }>>('select path from media where id = ?', [id]))[0]?.path;
+      const pathOf = async (id: string) =>
+        (await connection.execute<Array<{ path: string }>>('select path from media where id = ?', [id]))[0]?.path;
       const unsentPath = (await pathOf(unsent))!;
       const unsentFile = path.join(server.config.dataDir, 'media', String(account.id), unsentPath);
       expect(existsSync(unsentFile)).to.equal(true);
@@ -267,7 +286,11 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
       };
       expect(await open(address)).to.deep.equal({ ok: true });
       expect(await open(address)).to.deep.equal({ ok: true });
-      expect(await open(address)).to.deep.equal({ ok: false, message: 'too_many_connections', data: { status: 429, code: 'too_many_connections' } });
+      expect(await open(address)).to.deep.equal({
+        ok: false,
+        message: 'too_many_connections',
+        data: { status: 429, code: 'too_many_connections' },
+      });
       expect(await open(freshAddress()), 'another address is not capped').to.deep.equal({ ok: true });
       sockets[0]!.disconnect();
       // The place is given back once the server sees the connection close.

@@ -31,7 +31,8 @@ describe('Admin API: operations', function () {
         password: 'viewer password',
         grants: [{ accountId: t.account.id, permission: 'accounts:read' }],
       });
-      const token = (await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'viewer password' } })).body.data.token;
+      const token = (await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'viewer password' } })).body.data
+        .token;
       const answer = await api().put(`/adminApi/accounts/${t.account.id}/default-service`, {
         token,
         json: { serviceIdentification: other.identification },
@@ -136,7 +137,9 @@ describe('Admin API: operations', function () {
         { token },
       );
       expect(rotated.status).to.equal(200);
-      expect(rotated.body.data.signingSecret).to.match(/^whsec_/).and.not.equal(t.service.signingSecret);
+      expect(rotated.body.data.signingSecret)
+        .to.match(/^whsec_/)
+        .and.not.equal(t.service.signingSecret);
       expect(Date.parse(rotated.body.data.previousSecretExpiresAt)).to.be.greaterThan(Date.now());
 
       const [id] = await enqueueCommitted(sharedServer(), { recipients: [t.service.id], payload: { rotated: true } });
@@ -152,14 +155,18 @@ describe('Admin API: operations', function () {
       const receiver = await Receiver.start();
       try {
         const serverApi = client(server.url);
-        const token = (await serverApi.post<{ token: string }>('/adminApi/login', {
-          json: { email: server.config.admin.email, password: server.config.admin.password },
-        })).body.data.token;
+        const token = (
+          await serverApi.post<{ token: string }>('/adminApi/login', {
+            json: { email: server.config.admin.email, password: server.config.admin.password },
+          })
+        ).body.data.token;
         const account = (await serverApi.post<{ id: number }>('/adminApi/accounts', { token, json: { name: 'Grace' } })).body.data;
-        const service = (await serverApi.post<{ id: number; signingSecret: string }>(`/adminApi/accounts/${account.id}/services`, {
-          token,
-          json: { name: 'S', webhookUrl: `${receiver.url}/hook` },
-        })).body.data;
+        const service = (
+          await serverApi.post<{ id: number; signingSecret: string }>(`/adminApi/accounts/${account.id}/services`, {
+            token,
+            json: { name: 'S', webhookUrl: `${receiver.url}/hook` },
+          })
+        ).body.data;
         const rotated = await serverApi.post<{ signingSecret: string }>(`/adminApi/services/${service.id}/signing-secret`, { token });
         const [id] = await enqueueCommitted(server, { recipients: [service.id] });
         await waitForState(server, id!, 'delivered');
@@ -231,7 +238,9 @@ describe('Admin API: operations', function () {
       const userId = (await widget.register()).body.data.userId;
       await widget.send('visible to operators');
       const reader = await operatorToken([{ accountId: t.account.id, permission: 'conversations:read' }]);
-      const users = await api().get<Array<{ id: number; kind: string }>>(`/adminApi/accounts/${t.account.id}/users`, { token: reader.token });
+      const users = await api().get<Array<{ id: number; kind: string }>>(`/adminApi/accounts/${t.account.id}/users`, {
+        token: reader.token,
+      });
       expect(users.status).to.equal(200);
       expect(users.body.data.map((u) => u.id)).to.deep.equal([userId]);
       const messages = await api().get<Array<{ message: string }>>(`/adminApi/accounts/${t.account.id}/users/${userId}/messages`, {
@@ -248,7 +257,9 @@ describe('Admin API: operations', function () {
       const managed = await operatorToken([{ accountId: t.account.id, permission: 'accounts:read' }]);
       const token = await adminToken();
       const list = await api().get<Array<{ id: number; grants: unknown[] }>>('/adminApi/operators', { token });
-      expect(list.body.data.find((o) => o.id === managed.id)?.grants).to.deep.equal([{ accountId: t.account.id, permission: 'accounts:read' }]);
+      expect(list.body.data.find((o) => o.id === managed.id)?.grants).to.deep.equal([
+        { accountId: t.account.id, permission: 'accounts:read' },
+      ]);
 
       const replaced = await api().put<{ grants: unknown[] }>(`/adminApi/operators/${managed.id}/grants`, {
         token,

@@ -49,25 +49,127 @@ const CASES: Case[] = [
   { method: 'GET', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
   // Held on some account: the list shows only those (checked below).
   { method: 'GET', route: '/accounts', path: () => '/adminApi/accounts', needs: ['accounts:read'], allowed: 200, noAccount: true },
-  { method: 'POST', route: '/accounts', path: () => '/adminApi/accounts', body: () => ({ name: 'Matrix' }), needs: ['accounts:create'], everywhere: true, allowed: 201 },
-  { method: 'GET', route: '/accounts/:accountId', path: (i) => `/adminApi/accounts/${i.accountId}`, needs: ['accounts:read'], allowed: 200 },
-  { method: 'PATCH', route: '/accounts/:accountId', path: (i) => `/adminApi/accounts/${i.accountId}`, body: () => ({ stickyMessage: 'x' }), needs: ['accounts:edit'], allowed: 200 },
-  { method: 'PUT', route: '/accounts/:accountId/default-service', path: (i) => `/adminApi/accounts/${i.accountId}/default-service`, needs: ['services:edit'], allowed: 200 },
-  { method: 'POST', route: '/accounts/:accountId/services', path: (i) => `/adminApi/accounts/${i.accountId}/services`, body: () => ({ name: 'Matrix' }), needs: ['services:edit'], allowed: 201 },
-  { method: 'PATCH', route: '/services/:serviceId', path: (i) => `/adminApi/services/${i.serviceId}`, body: () => ({ name: 'Owner' }), needs: ['services:edit'], allowed: 200, record: true },
-  { method: 'GET', route: '/services/:serviceId/keys', path: (i) => `/adminApi/services/${i.serviceId}/keys`, needs: ['services:edit'], allowed: 200, record: true },
-  { method: 'POST', route: '/services/:serviceId/keys', path: (i) => `/adminApi/services/${i.serviceId}/keys`, needs: ['services:edit'], allowed: 201, record: true },
-  { method: 'DELETE', route: '/services/:serviceId/keys/:keyId', path: (i) => `/adminApi/services/${i.serviceId}/keys/${i.keyId}`, needs: ['services:edit'], allowed: 200, record: true },
+  {
+    method: 'POST',
+    route: '/accounts',
+    path: () => '/adminApi/accounts',
+    body: () => ({ name: 'Matrix' }),
+    needs: ['accounts:create'],
+    everywhere: true,
+    allowed: 201,
+  },
+  {
+    method: 'GET',
+    route: '/accounts/:accountId',
+    path: (i) => `/adminApi/accounts/${i.accountId}`,
+    needs: ['accounts:read'],
+    allowed: 200,
+  },
+  {
+    method: 'PATCH',
+    route: '/accounts/:accountId',
+    path: (i) => `/adminApi/accounts/${i.accountId}`,
+    body: () => ({ stickyMessage: 'x' }),
+    needs: ['accounts:edit'],
+    allowed: 200,
+  },
+  {
+    method: 'PUT',
+    route: '/accounts/:accountId/default-service',
+    path: (i) => `/adminApi/accounts/${i.accountId}/default-service`,
+    needs: ['services:edit'],
+    allowed: 200,
+  },
+  {
+    method: 'POST',
+    route: '/accounts/:accountId/services',
+    path: (i) => `/adminApi/accounts/${i.accountId}/services`,
+    body: () => ({ name: 'Matrix' }),
+    needs: ['services:edit'],
+    allowed: 201,
+  },
+  {
+    method: 'PATCH',
+    route: '/services/:serviceId',
+    path: (i) => `/adminApi/services/${i.serviceId}`,
+    body: () => ({ name: 'Owner' }),
+    needs: ['services:edit'],
+    allowed: 200,
+    record: true,
+  },
+  {
+    method: 'GET',
+    route: '/services/:serviceId/keys',
+    path: (i) => `/adminApi/services/${i.serviceId}/keys`,
+    needs: ['services:edit'],
+    allowed: 200,
+    record: true,
+  },
+  {
+    method: 'POST',
+    route: '/services/:serviceId/keys',
+    path: (i) => `/adminApi/services/${i.serviceId}/keys`,
+    needs: ['services:edit'],
+    allowed: 201,
+    record: true,
+  },
+  {
+    method: 'DELETE',
+    route: '/services/:serviceId/keys/:keyId',
+    path: (i) => `/adminApi/services/${i.serviceId}/keys/${i.keyId}`,
+    needs: ['services:edit'],
+    allowed: 200,
+    record: true,
+  },
   // Sent to the tenant's loopback receiver.
-  { method: 'POST', route: '/services/:serviceId/test-event', path: (i) => `/adminApi/services/${i.serviceId}/test-event`, needs: ['services:edit'], allowed: 200, record: true },
-  { method: 'POST', route: '/services/:serviceId/signing-secret', path: (i) => `/adminApi/services/${i.serviceId}/signing-secret`, needs: ['services:edit'], allowed: 200, record: true },
-  { method: 'GET', route: '/accounts/:accountId/users', path: (i) => `/adminApi/accounts/${i.accountId}/users`, needs: ['conversations:read'], allowed: 200 },
+  {
+    method: 'POST',
+    route: '/services/:serviceId/test-event',
+    path: (i) => `/adminApi/services/${i.serviceId}/test-event`,
+    needs: ['services:edit'],
+    allowed: 200,
+    record: true,
+  },
+  {
+    method: 'POST',
+    route: '/services/:serviceId/signing-secret',
+    path: (i) => `/adminApi/services/${i.serviceId}/signing-secret`,
+    needs: ['services:edit'],
+    allowed: 200,
+    record: true,
+  },
+  {
+    method: 'GET',
+    route: '/accounts/:accountId/users',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users`,
+    needs: ['conversations:read'],
+    allowed: 200,
+  },
   // An unknown user of the account: 404 once allowed, 403 before.
-  { method: 'GET', route: '/accounts/:accountId/users/:userId/messages', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/messages`, needs: ['conversations:read'], allowed: 404 },
+  {
+    method: 'GET',
+    route: '/accounts/:accountId/users/:userId/messages',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/messages`,
+    needs: ['conversations:read'],
+    allowed: 404,
+  },
   // An unknown user of the account: 404 once allowed, 403 before.
-  { method: 'PUT', route: '/accounts/:accountId/users/:userId/owner', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/owner`, body: () => ({ serviceIdentification: 'unknown' }), needs: ['services:edit', 'conversations:read'], allowed: 404 },
+  {
+    method: 'PUT',
+    route: '/accounts/:accountId/users/:userId/owner',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/owner`,
+    body: () => ({ serviceIdentification: 'unknown' }),
+    needs: ['services:edit', 'conversations:read'],
+    allowed: 404,
+  },
   // An unknown user of the account: 404 once allowed, 403 before.
-  { method: 'DELETE', route: '/accounts/:accountId/users/:userId', path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000`, needs: ['users:delete'], allowed: 404 },
+  {
+    method: 'DELETE',
+    route: '/accounts/:accountId/users/:userId',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000`,
+    needs: ['users:delete'],
+    allowed: 404,
+  },
   { method: 'GET', route: '/operators', path: () => '/adminApi/operators', needs: ['operators:manage'], everywhere: true, allowed: 200 },
   {
     method: 'POST',
@@ -78,15 +180,62 @@ const CASES: Case[] = [
     everywhere: true,
     allowed: 201,
   },
-  { method: 'PUT', route: '/operators/:operatorId/grants', path: (i) => `/adminApi/operators/${i.operatorId}/grants`, body: () => ({ grants: [] }), needs: ['operators:manage'], everywhere: true, allowed: 200 },
-  { method: 'GET', route: '/services/:serviceId/deliveries', path: (i) => `/adminApi/services/${i.serviceId}/deliveries`, needs: ['deliveries:read', 'conversations:read'], allowed: 200, record: true },
+  {
+    method: 'PUT',
+    route: '/operators/:operatorId/grants',
+    path: (i) => `/adminApi/operators/${i.operatorId}/grants`,
+    body: () => ({ grants: [] }),
+    needs: ['operators:manage'],
+    everywhere: true,
+    allowed: 200,
+  },
+  {
+    method: 'GET',
+    route: '/services/:serviceId/deliveries',
+    path: (i) => `/adminApi/services/${i.serviceId}/deliveries`,
+    needs: ['deliveries:read', 'conversations:read'],
+    allowed: 200,
+    record: true,
+  },
   // The delivery was delivered, not dead: 409 once allowed.
-  { method: 'POST', route: '/deliveries/:deliveryId/redeliver', path: (i) => `/adminApi/deliveries/${i.deliveryId}/redeliver`, needs: ['deliveries:manage', 'conversations:read'], allowed: 409, record: true },
-  { method: 'GET', route: '/accounts/:accountId/push-deliveries', path: (i) => `/adminApi/accounts/${i.accountId}/push-deliveries`, needs: ['deliveries:read', 'conversations:read'], allowed: 200 },
-  { method: 'GET', route: '/accounts/:accountId/push-settings', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings`, needs: ['accounts:read'], allowed: 200 },
-  { method: 'PUT', route: '/accounts/:accountId/push-settings/:kind', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/webhook`, body: () => ({ url: 'https://push.example.com/hook' }), needs: ['accounts:edit'], allowed: 200 },
+  {
+    method: 'POST',
+    route: '/deliveries/:deliveryId/redeliver',
+    path: (i) => `/adminApi/deliveries/${i.deliveryId}/redeliver`,
+    needs: ['deliveries:manage', 'conversations:read'],
+    allowed: 409,
+    record: true,
+  },
+  {
+    method: 'GET',
+    route: '/accounts/:accountId/push-deliveries',
+    path: (i) => `/adminApi/accounts/${i.accountId}/push-deliveries`,
+    needs: ['deliveries:read', 'conversations:read'],
+    allowed: 200,
+  },
+  {
+    method: 'GET',
+    route: '/accounts/:accountId/push-settings',
+    path: (i) => `/adminApi/accounts/${i.accountId}/push-settings`,
+    needs: ['accounts:read'],
+    allowed: 200,
+  },
+  {
+    method: 'PUT',
+    route: '/accounts/:accountId/push-settings/:kind',
+    path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/webhook`,
+    body: () => ({ url: 'https://push.example.com/hook' }),
+    needs: ['accounts:edit'],
+    allowed: 200,
+  },
   // No OAuth webhook was ever set: 404 once allowed.
-  { method: 'DELETE', route: '/accounts/:accountId/push-settings/:kind', path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/oauth-webhook`, needs: ['accounts:edit'], allowed: 404 },
+  {
+    method: 'DELETE',
+    route: '/accounts/:accountId/push-settings/:kind',
+    path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/oauth-webhook`,
+    needs: ['accounts:edit'],
+    allowed: 404,
+  },
   // Last: it ends the session whose token walked the cases above.
   { method: 'DELETE', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
 ];
@@ -167,7 +316,13 @@ describe('Admin API: permission matrix', function () {
   });
 
   it('answers 403 without the permissions and serves with them, for every route and grant', async () => {
-    const sets: string[][] = [[], ...PERMISSIONS.map((p) => [p]), ['*'], ['deliveries:read', 'conversations:read'], ['deliveries:manage', 'conversations:read']];
+    const sets: string[][] = [
+      [],
+      ...PERMISSIONS.map((p) => [p]),
+      ['*'],
+      ['deliveries:read', 'conversations:read'],
+      ['deliveries:manage', 'conversations:read'],
+    ];
     expect(PERMISSIONS).to.include.members(['deliveries:read', 'deliveries:manage', 'conversations:read']);
     const cells: string[] = [];
     for (const everywhere of [false, true]) {
@@ -175,21 +330,23 @@ describe('Admin API: permission matrix', function () {
         sets.map((set) => operatorToken(set.map((permission) => ({ permission, accountId: everywhere ? null : ids.accountId })))),
       );
       // The operators one after another would take long: each walks every route, side by side.
-      await Promise.all(sets.map(async (set, n) => {
-        const token = tokens[n] ?? '';
-        for (const c of CASES) {
-          const allowed = (everywhere || !c.everywhere) && c.needs.every((p) => holds(set, p));
-          const answer = await call(c, token, ids);
-          const cell = `${c.method} ${c.route} with [${set.join(', ')}] ${everywhere ? 'everywhere' : 'on the account'}`;
-          cells.push(cell);
-          if (allowed) {
-            expect(answer.status, `${cell}: ${answer.text}`).to.equal(c.allowed);
-          } else {
-            expect(answer.status, `${cell}: ${answer.text}`).to.equal(403);
-            expect(answer.body.notifications[0]?.message, cell).to.equal('permission_denied');
+      await Promise.all(
+        sets.map(async (set, n) => {
+          const token = tokens[n] ?? '';
+          for (const c of CASES) {
+            const allowed = (everywhere || !c.everywhere) && c.needs.every((p) => holds(set, p));
+            const answer = await call(c, token, ids);
+            const cell = `${c.method} ${c.route} with [${set.join(', ')}] ${everywhere ? 'everywhere' : 'on the account'}`;
+            cells.push(cell);
+            if (allowed) {
+              expect(answer.status, `${cell}: ${answer.text}`).to.equal(c.allowed);
+            } else {
+              expect(answer.status, `${cell}: ${answer.text}`).to.equal(403);
+              expect(answer.body.notifications[0]?.message, cell).to.equal('permission_denied');
+            }
           }
-        }
-      }));
+        }),
+      );
     }
     expect(cells).to.have.length(2 * sets.length * CASES.length);
   });
@@ -244,7 +401,9 @@ describe('Admin API: permission matrix', function () {
       expect(comparable(foreign, [String(otherIds.accountId)])).to.deep.equal(comparable(missing, ['2147483000']));
     }
     // Nothing of the other account changed.
-    const keys = await api().get<Array<{ revokedAt: string | null }>>(`/adminApi/services/${otherIds.serviceId}/keys`, { token: await adminToken() });
+    const keys = await api().get<Array<{ revokedAt: string | null }>>(`/adminApi/services/${otherIds.serviceId}/keys`, {
+      token: await adminToken(),
+    });
     expect(keys.body.data.every((k) => k.revokedAt === null)).to.equal(true);
   });
 });

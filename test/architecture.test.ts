@@ -56,7 +56,8 @@ describe('architecture', () => {
   });
 
   it('keeps transport-neutral code out of the transports', () => {
-    const neutral = /^(commands|conversations|tenancy|deliveries|push|media|presenters|db|security|setup)\/|^(errors|limits|validation)\.ts$/;
+    const neutral =
+      /^(commands|conversations|tenancy|deliveries|push|media|presenters|db|security|setup)\/|^(errors|limits|validation)\.ts$/;
     const transport = /^(http|api|realtime)\//;
     const crossings = [...graph].flatMap(([from, targets]) =>
       neutral.test(from) ? targets.filter((to) => transport.test(to)).map((to) => `${from} → ${to}`) : [],
@@ -67,7 +68,9 @@ describe('architecture', () => {
   it('publishes to sockets from the notice module alone', () => {
     const callers = sources()
       .map((file) => [relative(file), readFileSync(file, 'utf8')] as const)
-      .filter(([name, text]) => !/^conversations\/notices\.ts$|^realtime\/gateway\.ts$/.test(name) && /\.publish\(|messageCreated\(/.test(text))
+      .filter(
+        ([name, text]) => !/^conversations\/notices\.ts$|^realtime\/gateway\.ts$/.test(name) && /\.publish\(|messageCreated\(/.test(text),
+      )
       .map(([name]) => name);
     expect(callers).to.deep.equal([]);
   });

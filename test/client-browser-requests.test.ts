@@ -36,13 +36,22 @@ describe('Client API from browsers', function () {
   afterEach(() => t.receiver.close());
 
   describe('CORS', () => {
-    for (const path of ['/clientApi/v1.9/devices', '/clientApi/v1.6/messages', '/messages', '/media', '/clientApi/v1.8/services/event/startTyping', '/clientApi/v1.9/media/2026/11/22/x.png']) {
+    for (const path of [
+      '/clientApi/v1.9/devices',
+      '/clientApi/v1.6/messages',
+      '/messages',
+      '/media',
+      '/clientApi/v1.8/services/event/startTyping',
+      '/clientApi/v1.9/media/2026/11/22/x.png',
+    ]) {
       it(`answers the preflight of ${path} with 204, the origin, the asked headers and a max-age`, async () => {
         const answer = await preflight(path, SITE, 'authorization,x-iris-identification,content-type,x-custom-site');
         expect(answer.status).to.equal(204);
         expect(answer.headers.get('access-control-allow-origin')).to.equal(SITE);
         expect(answer.headers.get('access-control-allow-methods')).to.include('POST').and.include('PUT').and.include('GET');
-        expect(answer.headers.get('access-control-allow-headers')).to.equal('authorization,x-iris-identification,content-type,x-custom-site');
+        expect(answer.headers.get('access-control-allow-headers')).to.equal(
+          'authorization,x-iris-identification,content-type,x-custom-site',
+        );
         expect(answer.headers.get('access-control-max-age')).to.equal('600');
         expect(answer.headers.get('vary')).to.include('Origin');
         expect(answer.headers.get('access-control-allow-credentials'), 'never credentials').to.equal(null);
@@ -60,7 +69,10 @@ describe('Client API from browsers', function () {
       expect(anonymous.body.notifications[0]?.message).to.equal('identification_required');
       expect(anonymous.headers.get('access-control-allow-origin')).to.equal(SITE);
 
-      const invalid = await widget.call('POST', '/messages', { raw: '{"message":', headers: { origin: SITE, 'content-type': 'text/plain;charset=UTF-8' } });
+      const invalid = await widget.call('POST', '/messages', {
+        raw: '{"message":',
+        headers: { origin: SITE, 'content-type': 'text/plain;charset=UTF-8' },
+      });
       expect(invalid.status).to.equal(400);
       expect(invalid.headers.get('access-control-allow-origin')).to.equal(SITE);
       expect(invalid.headers.get('access-control-expose-headers')).to.include('retry-after').and.include('x-request-id');
@@ -72,7 +84,10 @@ describe('Client API from browsers', function () {
         expect(answer.status, path).to.equal(405);
         expect(answer.headers.get('access-control-allow-origin'), path).to.equal(null);
       }
-      const login = await client(sharedServer().url).post('/adminApi/login', { json: { email: 'x@y.z', password: 'nope' }, headers: { origin: SITE } });
+      const login = await client(sharedServer().url).post('/adminApi/login', {
+        json: { email: 'x@y.z', password: 'nope' },
+        headers: { origin: SITE },
+      });
       expect(login.headers.get('access-control-allow-origin')).to.equal(null);
     });
 
@@ -90,7 +105,10 @@ describe('Client API from browsers', function () {
       const userId = (await widget.register()).body.data.userId;
       expect(await sharedServer().deps.db.orm.em.fork().count(MessageSchema, { userId })).to.equal(0);
 
-      const allowed = await widget.call('POST', '/messages', { json: { message: 'from the shop' }, headers: { origin: 'https://only.example' } });
+      const allowed = await widget.call('POST', '/messages', {
+        json: { message: 'from the shop' },
+        headers: { origin: 'https://only.example' },
+      });
       expect(allowed.status).to.equal(200);
       expect(allowed.headers.get('access-control-allow-origin')).to.equal('https://only.example');
       // Apps send no Origin: the list is for browsers only.
@@ -116,9 +134,15 @@ describe('Client API from browsers', function () {
     it('reads it on every Client API call, whatever its charset parameter (JSON is UTF-8)', async () => {
       const widget = new Widget(t.account, undefined, undefined, '/clientApi/v1.9');
       const plain = { 'content-type': 'text/plain;charset=UTF-8' };
-      const registered = await widget.call<{ userId: number }>('POST', '/devices', { raw: JSON.stringify({ type: 3, version: '1.9.0' }), headers: plain });
+      const registered = await widget.call<{ userId: number }>('POST', '/devices', {
+        raw: JSON.stringify({ type: 3, version: '1.9.0' }),
+        headers: plain,
+      });
       expect(registered.status, registered.text).to.equal(200);
-      const sent = await widget.call<{ messageId: string }>('POST', '/messages', { raw: JSON.stringify({ message: 'héllo' }), headers: plain });
+      const sent = await widget.call<{ messageId: string }>('POST', '/messages', {
+        raw: JSON.stringify({ message: 'héllo' }),
+        headers: plain,
+      });
       expect(sent.status, sent.text).to.equal(200);
       // Android's spelling of the header.
       const android = await widget.call('POST', '/messages', {
@@ -129,7 +153,10 @@ describe('Client API from browsers', function () {
       const [request] = await t.receiver.waitFor(1);
       expect((request?.json as { message: string }).message).to.equal('héllo');
 
-      const status = await widget.call('PUT', '/messages/status/3', { raw: JSON.stringify({ messageIds: [Number(sent.body.data.messageId)] }), headers: { 'content-type': 'text/plain' } });
+      const status = await widget.call('PUT', '/messages/status/3', {
+        raw: JSON.stringify({ messageIds: [Number(sent.body.data.messageId)] }),
+        headers: { 'content-type': 'text/plain' },
+      });
       expect(status.status, status.text).to.equal(200);
       const shown = await widget.messages();
       expect(shown.body.data.map((m) => m.message)).to.deep.equal(['café', 'héllo']);

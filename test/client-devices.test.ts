@@ -239,17 +239,27 @@ describe('Client API: devices and users', function () {
       expect(user).to.include({ kind: 'registered', uniqueIdentifier: 'customer-9001' });
 
       // The verifyHash covers all three fields: another key with the same hash is forged.
-      const swapped = Buffer.from(`customer-9001|${hmac('another secret', 'customer-9001')}|${validUntil}|${verifyHash}`).toString('base64');
+      const swapped = Buffer.from(`customer-9001|${hmac('another secret', 'customer-9001')}|${validUntil}|${verifyHash}`).toString(
+        'base64',
+      );
       const forged = await new Widget(t.account, newDeviceId(), swapped).register();
       expect(forged.status).to.equal(401);
       expect(forged.body.notifications[0]?.message).to.equal('invalid_authorization');
     });
 
     it('refuses a header valid for longer than the configured maximum (30 days by default)', async () => {
-      const answer = await new Widget(t.account, newDeviceId(), authFor(t.account, 'customer-forever', Math.floor(Date.now() / 1000) + 31 * 86400)).register();
+      const answer = await new Widget(
+        t.account,
+        newDeviceId(),
+        authFor(t.account, 'customer-forever', Math.floor(Date.now() / 1000) + 31 * 86400),
+      ).register();
       expect(answer.status).to.equal(401);
       expect(answer.body.notifications[0]?.message).to.equal('authorization_too_long');
-      const month = await new Widget(t.account, newDeviceId(), authFor(t.account, 'customer-month', Math.floor(Date.now() / 1000) + 29 * 86400)).register();
+      const month = await new Widget(
+        t.account,
+        newDeviceId(),
+        authFor(t.account, 'customer-month', Math.floor(Date.now() / 1000) + 29 * 86400),
+      ).register();
       expect(month.status).to.equal(200);
     });
 

@@ -12,7 +12,10 @@ async function upload(widget: Widget, bytes: Buffer, filename: string, type = 'i
   const form = new FormData();
   form.append('media', new Blob([bytes], { type }), filename);
   const response = await fetch(`${widget.baseUrl}${widget.prefix}/media`, { method: 'POST', headers: widget.headers(), body: form });
-  return { status: response.status, body: (await response.json()) as { data: { media: string }; notifications: Array<{ message: string }> } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { data: { media: string }; notifications: Array<{ message: string }> },
+  };
 }
 
 describe('Client API: events, media and limits', function () {
@@ -139,17 +142,23 @@ describe('Client API: events, media and limits', function () {
         const media = shown.media as Record<string, string>;
         expect(media.filename, name).to.equal(`${uploaded.body.data.media}.${extension}`);
         expect(media.mimeType, name).to.equal(expectedType[extension]!.split(';')[0]);
-        const file = await fetch(`${widget.baseUrl}/media/${media.year}/${media.month}/${media.day}/${media.filename}`, { headers: widget.headers() });
+        const file = await fetch(`${widget.baseUrl}/media/${media.year}/${media.month}/${media.day}/${media.filename}`, {
+          headers: widget.headers(),
+        });
         expect(file.status, name).to.equal(200);
         expect(file.headers.get('content-type'), name).to.equal(expectedType[extension]);
-        expect(file.headers.get('content-disposition'), name).to.match(/^attachment; filename=/).and.include(name.split(' ')[0]);
+        expect(file.headers.get('content-disposition'), name)
+          .to.match(/^attachment; filename=/)
+          .and.include(name.split(' ')[0]);
         expect(file.headers.get('x-content-type-options')).to.equal('nosniff');
         expect(Buffer.from(await file.arrayBuffer()).equals(bytes), name).to.equal(true);
       }
       const requests = await t.receiver.waitFor(cases.length);
       // Every kind reaches the Service as the reference the specification gives images.
       for (const [i, [, , , extension]] of cases.entries()) {
-        expect((requests[i]?.json as { message: string }).message).to.match(new RegExp(`^\\{\\{img/${t.account.id}/.+\\.${extension}\\}\\}$`));
+        expect((requests[i]?.json as { message: string }).message).to.match(
+          new RegExp(`^\\{\\{img/${t.account.id}/.+\\.${extension}\\}\\}$`),
+        );
       }
     });
 
@@ -200,7 +209,9 @@ describe('Client API: events, media and limits', function () {
       try {
         const foreign = await get(other.service.apiKey);
         expect(foreign.status).to.equal(404);
-        expect(((await foreign.json()) as { notifications: Array<{ message: string }> }).notifications[0]?.message).to.equal('media_not_found');
+        expect(((await foreign.json()) as { notifications: Array<{ message: string }> }).notifications[0]?.message).to.equal(
+          'media_not_found',
+        );
         const elsewhere = await get(other.service.apiKey, `/serviceApi/v2.3/media/${reference!.replace(/^\d+/, String(other.account.id))}`);
         expect(elsewhere.status, 'the same path under its own account is no file of its').to.equal(404);
       } finally {
@@ -236,7 +247,12 @@ describe('Client API: write limits per device', function () {
     try {
       const api = client(server.url);
       const token = (await api.post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN })).body.data.token;
-      const account = (await api.post<{ id: number; identification: string; authorizationSecret: string; name: string }>('/adminApi/accounts', { token, json: { name: 'Limits' } })).body.data;
+      const account = (
+        await api.post<{ id: number; identification: string; authorizationSecret: string; name: string }>('/adminApi/accounts', {
+          token,
+          json: { name: 'Limits' },
+        })
+      ).body.data;
       await api.post(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 'S' } });
       const data = { ...account, defaultServiceId: null };
       const noisy = new Widget(data, undefined, undefined, '', server.url);

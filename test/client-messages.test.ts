@@ -8,7 +8,6 @@ import { sharedServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget, type ClientMessage } from './support/widget.ts';
 
-
 /** Messages from the agent side, written as the Service API (issue #5) will write them. */
 async function agentMessage(userId: number, text: string, agent: AgentSnapshot = { id: 7, name: 'Ada', avatar: null }) {
   const em = sharedServer().deps.db.orm.em.fork();
@@ -87,7 +86,11 @@ describe('Client API: messages', function () {
     }
     const requests = await t.receiver.waitFor(3);
     expect(requests.map((r) => (r.json as { message: string; typeId: number }).typeId)).to.deep.equal([4, 4, 4]);
-    expect(requests.map((r) => (r.json as { message: string }).message)).to.deep.equal(['logged_in', 'deleted_conversation', 'The user opened order 1001']);
+    expect(requests.map((r) => (r.json as { message: string }).message)).to.deep.equal([
+      'logged_in',
+      'deleted_conversation',
+      'The user opened order 1001',
+    ]);
 
     for (const body of [
       { message: 'pretending to be an agent', typeId: 2 },

@@ -52,13 +52,13 @@ describe('delivery engine', function () {
       const [request] = await receiver.waitFor(1);
       expect(request?.json).to.deep.equal({ committed: true });
 
-      const log = await client(sharedServer().url).get<Array<{ payload: unknown }>>(
-        `/adminApi/services/${service.id}/deliveries`,
-        { token: await adminToken() },
-      );
-      expect(log.body.data.map((d) => d.payload), 'the rolled-back delivery never existed').to.deep.equal([
-        { committed: true },
-      ]);
+      const log = await client(sharedServer().url).get<Array<{ payload: unknown }>>(`/adminApi/services/${service.id}/deliveries`, {
+        token: await adminToken(),
+      });
+      expect(
+        log.body.data.map((d) => d.payload),
+        'the rolled-back delivery never existed',
+      ).to.deep.equal([{ committed: true }]);
       const account2 = await em.fork().findOneOrFail(AccountSchema, { id: account.id });
       expect(account2.name).to.equal('Renamed and committed');
     });
@@ -66,9 +66,7 @@ describe('delivery engine', function () {
     it('refuses to enqueue outside a transaction', async () => {
       const { service } = await serviceFor();
       const em = sharedServer().deps.db.orm.em.fork();
-      const err = await enqueue(em, { kind: 'event', payload: {}, recipients: [service.id], orderingKey: null }).catch(
-        (e: unknown) => e,
-      );
+      const err = await enqueue(em, { kind: 'event', payload: {}, recipients: [service.id], orderingKey: null }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(OutboxError);
     });
 
@@ -275,10 +273,9 @@ describe('delivery engine', function () {
     const page1 = await api.get<Array<{ payload: { n: number } }>>(`/adminApi/services/${service.id}/deliveries?limit=3`, { token });
     expect(page1.body.data.map((d) => d.payload.n)).to.deep.equal([5, 4, 3]);
     const before = (page1.body as unknown as { paging: { before: number } }).paging.before;
-    const page2 = await api.get<Array<{ payload: { n: number } }>>(
-      `/adminApi/services/${service.id}/deliveries?limit=3&before=${before}`,
-      { token },
-    );
+    const page2 = await api.get<Array<{ payload: { n: number } }>>(`/adminApi/services/${service.id}/deliveries?limit=3&before=${before}`, {
+      token,
+    });
     expect(page2.body.data.map((d) => d.payload.n)).to.deep.equal([2, 1]);
     expect((page2.body as unknown as { paging: { before: number | null } }).paging.before).to.equal(null);
   });
@@ -295,10 +292,10 @@ describe('delivery engine', function () {
       for (const key of [1, 2]) ids.push(...(await enqueueCommitted(server, { recipients: [created?.service.id ?? 0], orderingKey: key })));
       await receiver.waitFor(1);
       const claimedBy = async () => {
-        const rows = await em.fork().getConnection().execute<Array<{ claimed_by: string | null }>>(
-          `select claimed_by from deliveries where id = ?`,
-          [ids[1]],
-        );
+        const rows = await em
+          .fork()
+          .getConnection()
+          .execute<Array<{ claimed_by: string | null }>>(`select claimed_by from deliveries where id = ?`, [ids[1]]);
         return rows[0]?.claimed_by ?? null;
       };
       for (let i = 0; i < 200 && !(await claimedBy()); i++) await sleep(10);
@@ -307,10 +304,12 @@ describe('delivery engine', function () {
       await server.close();
     }
     const rows = await withDatabase(server.database, (em) =>
-      em.getConnection().execute<Array<{ id: string; state: string; attempts: number; claimed_by: string | null }>>(
-        `select id, state, attempts, claimed_by from deliveries where id = any(?::uuid[])`,
-        [`{${ids.join(',')}}`],
-      ),
+      em
+        .getConnection()
+        .execute<Array<{ id: string; state: string; attempts: number; claimed_by: string | null }>>(
+          `select id, state, attempts, claimed_by from deliveries where id = any(?::uuid[])`,
+          [`{${ids.join(',')}}`],
+        ),
     );
     await server.database.drop();
     const byId = new Map(rows.map((r) => [r.id, r]));

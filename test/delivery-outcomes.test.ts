@@ -104,7 +104,17 @@ describe('delivery outcomes', function () {
         for (let key = 1; key <= 9; key++) heads.push(await one(key, 1));
         return { heads, afterGood: await one(1, 2), afterBad: await one(9, 2) };
       });
-      const [g1, g2, g3, g4, g5, g6, dead, retried, bad] = ids.heads as [string, string, string, string, string, string, string, string, string];
+      const [g1, g2, g3, g4, g5, g6, dead, retried, bad] = ids.heads as [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
       const good = [g1, g2, g3, g4, g5, g6];
       Object.assign(roles, { dead, retried });
 

@@ -100,7 +100,13 @@ describe('documentation snippets', function () {
           await listening(port, 15_000);
           // A message payload as Palaver sends it (src/presenters/webhook-payloads.ts).
           const body = JSON.stringify({
-            type: 'message', id: 1, time: 1795499700, message: 'Hi', typeId: 1, accountIdentification: 'docs', accountId: 1,
+            type: 'message',
+            id: 1,
+            time: 1795499700,
+            message: 'Hi',
+            typeId: 1,
+            accountIdentification: 'docs',
+            accountId: 1,
             user: { id: '1', uniqueIdentifier: null, additionalInformation: null },
           });
           const id = 'msg_2f1c1e0e-docs';

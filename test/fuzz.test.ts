@@ -57,28 +57,50 @@ function deepArray(depth: number): string {
 /** Values of every wrong kind, for any field. */
 function garbage(rng: Rng): unknown {
   switch (rng.int(22)) {
-    case 0: return null;
-    case 1: return 0;
-    case 2: return -1;
-    case 3: return 1e308;
-    case 4: return 2 ** 63;
-    case 5: return rng.chance(0.5);
-    case 6: return [];
-    case 7: return {};
-    case 8: return '';
-    case 9: return 'x'.repeat(rng.pick([256, 5001, 70_000]));
-    case 10: return `a\u0000b`;
-    case 11: return `lone \ud800 surrogate`;
-    case 12: return `\udc00`;
-    case 13: return '<script>alert(1)</script>';
-    case 14: return "'; DROP TABLE users; --";
-    case 15: return '𝒫alaver 🙂 \u202e';
-    case 16: return [garbage(rng), `x\u0000`];
-    case 17: return { nested: { deeper: garbage(rng) }, 'k\u0000': 1 };
-    case 18: return 0.5;
-    case 19: return '9'.repeat(40);
-    case 20: return 'null';
-    default: return ' \t\n ';
+    case 0:
+      return null;
+    case 1:
+      return 0;
+    case 2:
+      return -1;
+    case 3:
+      return 1e308;
+    case 4:
+      return 2 ** 63;
+    case 5:
+      return rng.chance(0.5);
+    case 6:
+      return [];
+    case 7:
+      return {};
+    case 8:
+      return '';
+    case 9:
+      return 'x'.repeat(rng.pick([256, 5001, 70_000]));
+    case 10:
+      return `a\u0000b`;
+    case 11:
+      return `lone \ud800 surrogate`;
+    case 12:
+      return `\udc00`;
+    case 13:
+      return '<script>alert(1)</script>';
+    case 14:
+      return "'; DROP TABLE users; --";
+    case 15:
+      return '𝒫alaver 🙂 \u202e';
+    case 16:
+      return [garbage(rng), `x\u0000`];
+    case 17:
+      return { nested: { deeper: garbage(rng) }, 'k\u0000': 1 };
+    case 18:
+      return 0.5;
+    case 19:
+      return '9'.repeat(40);
+    case 20:
+      return 'null';
+    default:
+      return ' \t\n ';
   }
 }
 
@@ -145,8 +167,28 @@ function mutate(value: unknown, rng: Rng): unknown {
 }
 
 const NAUGHTY_SEGMENTS = [
-  'abc', '-1', '0', '1.5', '1e99', '99999999999999999999', '9007199254740993', '%00', 'a%00b', '%ED%A0%80', '%C0%AF', '%',
-  '%E2%80%AE', '..%2F..%2Fetc%2Fpasswd', 'null', 'undefined', '%20', 'x'.repeat(3000), '💥', '%F0%9F%92%A5', "'", '%22',
+  'abc',
+  '-1',
+  '0',
+  '1.5',
+  '1e99',
+  '99999999999999999999',
+  '9007199254740993',
+  '%00',
+  'a%00b',
+  '%ED%A0%80',
+  '%C0%AF',
+  '%',
+  '%E2%80%AE',
+  '..%2F..%2Fetc%2Fpasswd',
+  'null',
+  'undefined',
+  '%20',
+  'x'.repeat(3000),
+  '💥',
+  '%F0%9F%92%A5',
+  "'",
+  '%22',
 ];
 
 interface Built {
@@ -171,17 +213,43 @@ function buildRequest(op: Operation, rng: Rng, creds: Credentials): Built {
     if (garbageAuth) {
       const which = rng.int(7);
       if (which === 0) delete headers['x-iris-identification'];
-      if (which === 1) headers['x-iris-identification'] = rng.pick(['nocolon', ':', `${creds.tenant.account.identification}:`, 'x'.repeat(5000), 'ä:ö', `unknown_acct:${'d'.repeat(20)}`]);
+      if (which === 1)
+        headers['x-iris-identification'] = rng.pick([
+          'nocolon',
+          ':',
+          `${creds.tenant.account.identification}:`,
+          'x'.repeat(5000),
+          'ä:ö',
+          `unknown_acct:${'d'.repeat(20)}`,
+        ]);
       if (which === 2) headers['x-iris-identification'] = `${creds.tenant.account.identification}:new-device-${rng.int(1e9)}`;
       if (which === 3) headers.authorization = Buffer.from(`id|key|${rng.int(1e10)}|${'ab'.repeat(64)}`).toString('base64');
-      if (which === 4) headers.authorization = rng.pick(['Bearer', 'Bearer ', '!!!', 'x'.repeat(5000), '====', 'Zm9v', Buffer.from('\u0000|\u0000|1|00').toString('base64')]);
+      if (which === 4)
+        headers.authorization = rng.pick([
+          'Bearer',
+          'Bearer ',
+          '!!!',
+          'x'.repeat(5000),
+          '====',
+          'Zm9v',
+          Buffer.from('\u0000|\u0000|1|00').toString('base64'),
+        ]);
       if (which === 5) headers.authorization = Buffer.from(`${'|'.repeat(rng.int(6))}`).toString('base64') || 'fA==';
       if (which === 6) headers['x-last-message-id'] = rng.pick(['-1', 'abc', '1e400', '99999999999999999999']);
     }
   } else if (op.security.includes('serviceKey') || op.security.includes('operatorToken')) {
     const token = op.security.includes('serviceKey') ? creds.tenant.service.apiKey : creds.operator;
     headers.authorization = garbageAuth
-      ? rng.pick(['', 'Bearer', 'Bearer ', `Basic ${token}`, `Bearer ${token}x`, `Bearer ${'a'.repeat(5000)}`, `bearer\t${token}`, `Bearer ${token} extra`])
+      ? rng.pick([
+          '',
+          'Bearer',
+          'Bearer ',
+          `Basic ${token}`,
+          `Bearer ${token}x`,
+          `Bearer ${'a'.repeat(5000)}`,
+          `bearer\t${token}`,
+          `Bearer ${token} extra`,
+        ])
       : `Bearer ${token}`;
     if (headers.authorization === '') delete headers.authorization;
   }
@@ -219,15 +287,26 @@ function buildRequest(op: Operation, rng: Rng, creds: Credentials): Built {
     const way = rng.int(12);
     headers['content-type'] = 'application/json';
     if (way <= 5) init.body = JSON.stringify(mutate(body, rng));
-    else if (way === 6) init.body = rng.pick(['{', '{"a":', 'nul', '[1,]', '{"a":1}}', '\u0000', '"\ud800"', "{'a':1}", '{"__proto__":{"x":1}}', '1e999999']);
+    else if (way === 6)
+      init.body = rng.pick(['{', '{"a":', 'nul', '[1,]', '{"a":1}}', '\u0000', '"\ud800"', "{'a':1}", '{"__proto__":{"x":1}}', '1e999999']);
     else if (way === 7) {
-      headers['content-type'] = rng.pick(['text/xml', 'application/x-www-form-urlencoded', 'text/plain', 'application/json; charset=utf-7', 'application/json; charset=latin1', 'image/png', '*/*', 'application/vnd.api+json']);
+      headers['content-type'] = rng.pick([
+        'text/xml',
+        'application/x-www-form-urlencoded',
+        'text/plain',
+        'application/json; charset=utf-7',
+        'application/json; charset=latin1',
+        'image/png',
+        '*/*',
+        'application/vnd.api+json',
+      ]);
       init.body = JSON.stringify(body);
     } else if (way === 8) {
       headers['content-encoding'] = rng.pick(['gzip', 'deflate', 'br', 'compress', 'gzip, identity', 'x-unknown']);
       init.body = rng.chance(0.5) ? Buffer.from('definitely not compressed') : gzipSync(JSON.stringify(body)).subarray(0, 10);
     } else if (way === 9) init.body = deepArray(rng.pick([1000, 10_000, 100_000]));
-    else if (way === 10) init.body = JSON.stringify({ ...(body as Json), userAdditionalInformation: JSON.parse(`{"a":${deepArray(3000)}}`) as unknown });
+    else if (way === 10)
+      init.body = JSON.stringify({ ...(body as Json), userAdditionalInformation: JSON.parse(`{"a":${deepArray(3000)}}`) as unknown });
     else init.body = JSON.stringify({ ...(body as Json), message: 'x'.repeat(rng.pick([5001, 300_000])) });
   }
   return { path, init };
@@ -256,7 +335,11 @@ function multipartBody(field: string, rng: Rng): FormData {
     Buffer.from(Array.from({ length: 200 }, () => rng.int(256))),
   ];
   const names = ['a.png', 'a.txt', 'a\u0000.txt', 'lone\ud800.txt', 'x'.repeat(3000), '../../etc/passwd', '', 'résumé.pdf', 'a.doc'];
-  form.append(rng.chance(0.85) ? field : 'other', new Blob([rng.pick(contents)], { type: rng.pick(['image/png', 'text/plain', '', 'application/msword', 'x/\u00ff']) }), rng.pick(names));
+  form.append(
+    rng.chance(0.85) ? field : 'other',
+    new Blob([rng.pick(contents)], { type: rng.pick(['image/png', 'text/plain', '', 'application/msword', 'x/\u00ff']) }),
+    rng.pick(names),
+  );
   if (rng.chance(0.1)) form.append(field, new Blob([png]), 'second.png');
   if (rng.chance(0.1)) form.append('text', `a\u0000b`);
   return form;
@@ -391,7 +474,11 @@ describe('fuzzing (seeded)', function () {
     const port = Number(new URL(url).port);
     const identification = `${creds.tenant.account.identification}:${creds.widgets[0]!.deviceId}`;
     for (const length of ['4294967296', '9007199254740993', '2147483648', '300000']) {
-      for (const [path, type] of [['/messages', 'application/json'], ['/media', 'multipart/form-data; boundary=x'], ['/adminApi/accounts', 'application/json']] as const) {
+      for (const [path, type] of [
+        ['/messages', 'application/json'],
+        ['/media', 'multipart/form-data; boundary=x'],
+        ['/adminApi/accounts', 'application/json'],
+      ] as const) {
         const answer = await rawRequest(
           port,
           `POST ${path} HTTP/1.1\r\nHost: fuzz\r\nx-iris-identification: ${identification}\r\n${path.startsWith('/adminApi') ? `authorization: Bearer ${creds.operator}\r\n` : ''}Content-Type: ${type}\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n{}`,
@@ -406,7 +493,9 @@ describe('fuzzing (seeded)', function () {
       }
     }
 
-    console.log(`      fuzz: ${tally.requests} requests over ${operations.length} operations in ${Date.now() - started} ms, by status: ${JSON.stringify(tally.byClass)}`);
+    console.log(
+      `      fuzz: ${tally.requests} requests over ${operations.length} operations in ${Date.now() - started} ms, by status: ${JSON.stringify(tally.byClass)}`,
+    );
     expect(tally.failures, tally.failures.slice(0, 60).join('\n')).to.deep.equal([]);
     expect(tally.requests).to.be.at.least(5000);
   });
@@ -425,10 +514,14 @@ describe('fuzzing (seeded)', function () {
       const event = rng.pick(events);
       const shape = rng.int(5);
       const args: unknown[] =
-        shape === 0 ? [] // callback only: Socket.IO hands the callback over as the first argument
-          : shape === 1 ? [garbage(rng)]
-            : shape === 2 ? [mutate({ message: `fuzz ${i}` }, rng)]
-              : shape === 3 ? [{ message: garbage(rng), media: garbage(rng), typeId: garbage(rng), referer: garbage(rng) }]
+        shape === 0
+          ? [] // callback only: Socket.IO hands the callback over as the first argument
+          : shape === 1
+            ? [garbage(rng)]
+            : shape === 2
+              ? [mutate({ message: `fuzz ${i}` }, rng)]
+              : shape === 3
+                ? [{ message: garbage(rng), media: garbage(rng), typeId: garbage(rng), referer: garbage(rng) }]
                 : [garbage(rng), garbage(rng)];
       try {
         const answer = (await socket.socket.timeout(TIMEOUT_MS).emitWithAck(event, ...args)) as {
@@ -467,7 +560,8 @@ describe('fuzzing (seeded)', function () {
       });
       client.disconnect();
       byStatus[`handshake:${outcome}`] = (byStatus[`handshake:${outcome}`] ?? 0) + 1;
-      if (outcome === 'timeout' || outcome === 'internal_error' || (outcome !== 'connected' && !SNAKE_CASE.test(outcome))) failures.push(`handshake ${JSON.stringify(auth).slice(0, 120)} → ${outcome}`);
+      if (outcome === 'timeout' || outcome === 'internal_error' || (outcome !== 'connected' && !SNAKE_CASE.test(outcome)))
+        failures.push(`handshake ${JSON.stringify(auth).slice(0, 120)} → ${outcome}`);
     }
     console.log(`      fuzz: ${SOCKET_EVENTS} socket events and 20 handshakes, answers: ${JSON.stringify(byStatus)}`);
     expect(failures, failures.slice(0, 20).join('\n')).to.deep.equal([]);
@@ -492,7 +586,9 @@ describe('error logs', () => {
       severity: 'ERROR',
       detail: 'Key (text)=(secret customer text) already exists',
     });
-    const wrapped = new DriverException(Object.assign(pgError, { message: `insert into "message" ("text") values ('secret customer text') - ${pgError.message}` }));
+    const wrapped = new DriverException(
+      Object.assign(pgError, { message: `insert into "message" ("text") values ('secret customer text') - ${pgError.message}` }),
+    );
     for (const err of [wrapped, pgError, new AppError(500, 'could_not_save', [], null, {}, wrapped)]) {
       const logged = JSON.stringify(serializeError(err));
       expect(logged).not.to.contain('secret');

@@ -98,7 +98,9 @@ describe('group commit of client messages', function () {
     const [first, ...rest] = outcomes;
     const last = rest.pop();
     expect(first?.status).to.equal('rejected');
-    expect((first as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'media_not_found' });
+    expect((first as PromiseRejectedResult).reason)
+      .to.be.instanceOf(AppError)
+      .and.include({ code: 'media_not_found' });
     expect(last?.status).to.equal('rejected');
     expect((last as PromiseRejectedResult).reason).to.not.be.instanceOf(AppError);
     expect(rest.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
@@ -170,7 +172,10 @@ describe('group commit of agent messages', function () {
       conversations.flatMap(({ userId }) =>
         agents.map(async (agent) => {
           for (let i = 0; i < perAgent; i++) {
-            const sent = await api.post(`/users/${userId}/messages`, { token: t.service.apiKey, json: { message: `${agent.name} ${i}`, agent } });
+            const sent = await api.post(`/users/${userId}/messages`, {
+              token: t.service.apiKey,
+              json: { message: `${agent.name} ${i}`, agent },
+            });
             expect(sent.status, sent.text).to.equal(201);
           }
         }),
@@ -203,7 +208,7 @@ describe('group commit of agent messages', function () {
     }
   });
 
-  it('refuses alone a message to a merged conversation, with a foreign upload, or to another account\'s user', async () => {
+  it("refuses alone a message to a merged conversation, with a foreign upload, or to another account's user", async () => {
     const merged = new Widget(t.account);
     const anonymousId = (await merged.register()).body.data.userId;
     merged.signIn('customer-agent-group-commit');
@@ -233,10 +238,16 @@ describe('group commit of agent messages', function () {
       writer.send({ ...input(others[1]!, 'from another account'), accountId: elsewhere.id }),
     ]);
     expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected']);
-    expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'user_merged' });
+    expect((outcomes[1] as PromiseRejectedResult).reason)
+      .to.be.instanceOf(AppError)
+      .and.include({ code: 'user_merged' });
     expect(((outcomes[1] as PromiseRejectedResult).reason as AppError).data).to.deep.equal({ userId: registeredId });
-    expect((outcomes[2] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'media_not_found' });
-    expect((outcomes[4] as PromiseRejectedResult).reason).to.be.instanceOf(AppError).and.include({ code: 'user_not_found' });
+    expect((outcomes[2] as PromiseRejectedResult).reason)
+      .to.be.instanceOf(AppError)
+      .and.include({ code: 'media_not_found' });
+    expect((outcomes[4] as PromiseRejectedResult).reason)
+      .to.be.instanceOf(AppError)
+      .and.include({ code: 'user_not_found' });
 
     const em = sharedServer().deps.db.orm.em.fork();
     const stored = await em.find(MessageSchema, { userId: [anonymousId, registeredId, ...others], typeId: 2 }, { orderBy: { id: 'asc' } });

@@ -28,7 +28,9 @@ async function holdTransaction<T>(work: (tx: EntityManager) => Promise<T>): Prom
   let started!: (held: { value: T; pid: number }) => void;
   const ready = new Promise<{ value: T; pid: number }>((resolve) => (started = resolve));
   const done = em().transactional(async (tx) => {
-    const [row] = await tx.getConnection().execute<Array<{ pid: number }>>('select pg_backend_pid() as pid', [], 'all', tx.getTransactionContext());
+    const [row] = await tx
+      .getConnection()
+      .execute<Array<{ pid: number }>>('select pg_backend_pid() as pid', [], 'all', tx.getTransactionContext());
     started({ value: await work(tx), pid: Number(row?.pid) });
     await released;
   });
@@ -113,13 +115,18 @@ describe('login merge racing messages (issue 12)', function () {
       // A client message writer, stopped between its write and its commit.
       const writer = await holdTransaction(async (tx) => {
         const account = await tx.findOneOrFail(AccountSchema, { id: t.account.id });
-        const written = await recordUserMessage(tx, account, { id: anonymousId }, {
-          typeId: 1,
-          text: 'written under the lock',
-          media: null,
-          deviceId: device.id,
-          requestUrl: null,
-        });
+        const written = await recordUserMessage(
+          tx,
+          account,
+          { id: anonymousId },
+          {
+            typeId: 1,
+            text: 'written under the lock',
+            media: null,
+            deviceId: device.id,
+            requestUrl: null,
+          },
+        );
         return written.message.id;
       });
       const login = new Widget(t.account, widget.deviceId).signIn('customer-held-writer');
@@ -179,8 +186,9 @@ describe('login merge racing messages (issue 12)', function () {
           const sending = tracked(laptop.send('sent during the merge'));
           send = sending;
           // Either the message is written (the merge holds nothing it needs) or it waits for the merge.
-          await waitForRowLocks('the message to be written or to wait for the merge', (waits) =>
-            sending.settled() || waits.some((w) => !w.blockers.includes(holder.pid)),
+          await waitForRowLocks(
+            'the message to be written or to wait for the merge',
+            (waits) => sending.settled() || waits.some((w) => !w.blockers.includes(holder.pid)),
           );
           expect(merge.settled(), 'the merge is still waiting').to.equal(false);
         } finally {

@@ -31,8 +31,14 @@ describe('OpenAPI document', () => {
       Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`)),
     );
     expect(served.size).to.be.greaterThan(40);
-    expect([...served].filter((r) => !described.has(r)), 'routes missing from the document').to.deep.equal([]);
-    expect([...described].filter((r) => !served.has(r)), 'documented routes the server lacks').to.deep.equal([]);
+    expect(
+      [...served].filter((r) => !described.has(r)),
+      'routes missing from the document',
+    ).to.deep.equal([]);
+    expect(
+      [...described].filter((r) => !served.has(r)),
+      'documented routes the server lacks',
+    ).to.deep.equal([]);
   });
 
   it('declares every path parameter', async () => {

@@ -195,7 +195,11 @@ describe('Parley Android library 3.13.0: one conversation, request for request (
 
   it('answers under every API version it offers, 1.2–1.5 as aliases, each with its own base URL', async () => {
     for (const version of ANDROID.versions) {
-      const versioned = new AndroidLibrary({ url: `${sharedServer().url}/`, secret: t.account.identification, path: `clientApi/v${version}/` });
+      const versioned = new AndroidLibrary({
+        url: `${sharedServer().url}/`,
+        secret: t.account.identification,
+        path: `clientApi/v${version}/`,
+      });
       versioned.uniqueDeviceIdentifier = app.uniqueDeviceIdentifier;
       expectAnswer('deviceRegistered', await versioned.register(), `v${version}`);
       expectAnswer('messageSent', await versioned.send(AndroidLibrary.text(`Sent through v${version}`)), `v${version}`);

@@ -76,7 +76,15 @@ describe('Parley iOS library 4.4.2: one conversation, request for request (issue
     const answer = expectAnswer('deviceRegistered', await app.register());
     userId = dataOf<{ userId: number }>(answer).userId;
     const device = await em().findOneOrFail(DeviceSchema, { accountId: t.account.id, uniqueAppDeviceId: app.deviceId });
-    expect(device).to.include({ userId, type: IOS.deviceType, version: IOS.version, pushToken: app.pushToken, pushType: 6, pushEnabled: true, referer: app.referrer });
+    expect(device).to.include({
+      userId,
+      type: IOS.deviceType,
+      version: IOS.version,
+      pushToken: app.pushToken,
+      pushType: 6,
+      pushEnabled: true,
+      referer: app.referrer,
+    });
     // configure: GET messages, with the JSON content type on a GET.
     const first = expectAnswer('messagesPage', await app.findAll());
     expect(page(first).data).to.deep.equal([]);
@@ -91,7 +99,11 @@ describe('Parley iOS library 4.4.2: one conversation, request for request (issue
     expectAnswer('eventSent', await app.fire('stopTyping'), 'stopTyping');
     expect(await eventsReceived(2)).to.deep.equal(['startTyping', 'stopTyping']);
     const delivery = (await outboxRows({ serviceId: t.service.id, userId })).find((r) => (r.payload as { id?: number }).id === sent[0]);
-    expect(delivery?.payload, 'its referrer becomes requestUrl').to.deep.include({ message: 'Hello from the app', typeId: 1, requestUrl: app.referrer });
+    expect(delivery?.payload, 'its referrer becomes requestUrl').to.deep.include({
+      message: 'Hello from the app',
+      typeId: 1,
+      requestUrl: app.referrer,
+    });
   });
 
   it('uploads a photo, a PDF and an "other" file as bare UUIDs without extension or final CRLF, then sends each as {media: {id, mimeType}}', async () => {
@@ -136,7 +148,10 @@ describe('Parley iOS library 4.4.2: one conversation, request for request (issue
     expect(page(answer).data.map((m) => m.id)).to.deep.equal([...agentSaid].reverse());
     expect(rich).to.deep.include({ typeId: 2, title: RICH_ANSWER.title, quickReplies: [...RICH_ANSWER.quickReplies] });
     expect(rich?.buttons.map((b) => b.type)).to.deep.equal(['webUrl', 'phoneNumber', 'reply']);
-    expect(carousel?.carousel.every((card) => card.typeId === 2), 'each card has the typeId iOS needs beside a carousel key').to.equal(true);
+    expect(
+      carousel?.carousel.every((card) => card.typeId === 2),
+      'each card has the typeId iOS needs beside a carousel key',
+    ).to.equal(true);
     expect(page(answer).agent).to.deep.include({ id: ADA.id, name: ADA.name });
     expect(page(answer).agent?.isTyping).to.be.a('number');
   });

@@ -91,12 +91,20 @@ describe('Parley web library 2.0.0: one conversation, request for request (issue
     agentSaid.push(await desk.say(userId, CAROUSEL_ANSWER));
     const answer = await typingThenRead(() => web.getMessages());
     shown = page(answer).data;
-    expect(shown.map((m) => m.id), 'newest first').to.deep.equal([...agentSaid].reverse().concat([...sent].reverse()));
+    expect(
+      shown.map((m) => m.id),
+      'newest first',
+    ).to.deep.equal([...agentSaid].reverse().concat([...sent].reverse()));
     const [carousel, rich, pdf, png, text] = shown;
     expect(text).to.deep.include({ message: 'Hello, my parcel has not arrived', typeId: 1, agent: null });
     expect(png?.media).to.include({ mimeType: 'image/png', description: 'parcel photo.png' });
     expect(pdf?.media).to.include({ mimeType: 'application/pdf', description: 'invoice 2026-001.pdf' });
-    expect(rich).to.deep.include({ typeId: 2, title: RICH_ANSWER.title, message: RICH_ANSWER.message, quickReplies: [...RICH_ANSWER.quickReplies] });
+    expect(rich).to.deep.include({
+      typeId: 2,
+      title: RICH_ANSWER.title,
+      message: RICH_ANSWER.message,
+      quickReplies: [...RICH_ANSWER.quickReplies],
+    });
     expect(rich?.buttons).to.deep.equal(RICH_ANSWER.buttons);
     expect(rich?.agent).to.deep.include({ id: ADA.id, name: ADA.name, avatar: ADA.avatar });
     expect(carousel?.carousel.map((c) => c.title)).to.deep.equal(['Blue chair', 'Red chair']);
@@ -113,7 +121,10 @@ describe('Parley web library 2.0.0: one conversation, request for request (issue
       const answer = await web.getMedia(year, month, day, filename);
       expect(answer.status, answer.text).to.equal(200);
       const type = answer.headers.get('content-type') ?? '';
-      expect(WEB_MEDIA_TYPES.some((known) => type.includes(known)), `${type}: web accepts only the types it lists`).to.equal(true);
+      expect(
+        WEB_MEDIA_TYPES.some((known) => type.includes(known)),
+        `${type}: web accepts only the types it lists`,
+      ).to.equal(true);
       expect(answer.bytes.equals(bytes)).to.equal(true);
     }
   });
@@ -185,7 +196,9 @@ describe('Parley web library 2.0.0: one conversation, request for request (issue
     web.deviceIdentification = customerDevice;
     web.authorization = registeredToken;
     const history = expectAnswer('messagesPage', await web.getMessages(), 'the customer again');
-    expect(page(history).data.map((m) => m.message)).to.include('Logged in now').and.not.include('Anonymous again');
+    expect(page(history).data.map((m) => m.message))
+      .to.include('Logged in now')
+      .and.not.include('Anonymous again');
   });
 
   it('had every call preflighted and allowed for its origin', () => {

@@ -52,7 +52,6 @@ describe('push: FCM', function () {
     return t;
   }
 
-
   it('sends one FCM message per agent message, with an access token from a verified JWT bearer grant', async () => {
     const t = await fcmTenant({ pushToken: 'token-android-1' });
     const id = await t.agentSays('Hello from Ada');
@@ -87,11 +86,11 @@ describe('push: FCM', function () {
     });
   });
 
-  it('pushes agent system messages and agent typing; nothing for the user\'s own messages', async () => {
+  it("pushes agent system messages and agent typing; nothing for the user's own messages", async () => {
     const t = await fcmTenant();
     const own = await t.widget.send('from the user');
     expect(own.status, own.text).to.equal(200);
-    expect(await pushRows(world.server, t.account.id), 'the user\'s own message').to.deep.equal([]);
+    expect(await pushRows(world.server, t.account.id), "the user's own message").to.deep.equal([]);
 
     await t.typing(true);
     await t.typing(false);
@@ -151,7 +150,12 @@ describe('push: FCM', function () {
       ['delivered', 1],
     ]);
     const sends = fcm.requests.filter((r) => (r.json as { message: { token: string } }).message.token === 'ordered-token');
-    expect(sends.map((s) => parleyData((s.json as { message: { data: unknown } }).message.data).message)).to.deep.equal(['one', 'one', 'two', 'three']);
+    expect(sends.map((s) => parleyData((s.json as { message: { data: unknown } }).message.data).message)).to.deep.equal([
+      'one',
+      'one',
+      'two',
+      'three',
+    ]);
     // The schedule alone would retry after ~0.2 s; FCM asked for 1 s.
     expect((sends[1]?.at ?? 0) - (sends[0]?.at ?? 0), 'Retry-After: 1 second').to.be.at.least(950);
   });
@@ -217,7 +221,9 @@ describe('push: FCM', function () {
       ['dead', 2],
       ['dead', 1],
     ]);
-    expect(rows.map((r) => r.last_error)).to.deep.equal(Array(2).fill('device no longer accepts pushes (switched off, no token, or no push settings for its type)'));
+    expect(rows.map((r) => r.last_error)).to.deep.equal(
+      Array(2).fill('device no longer accepts pushes (switched off, no token, or no push settings for its type)'),
+    );
     expect(fcm.requests.filter((r) => (r.json as { message: { token: string } }).message.token === 'switch-off')).to.have.length(1);
   });
 

@@ -36,11 +36,19 @@ describe('pushes across server processes', function () {
     const first = await startProcess(env());
     running.push(first);
     const api = client(first.url);
-    const login = await api.post<{ token: string }>('/adminApi/login', { json: { email: ADMIN.PALAVER_ADMIN_EMAIL, password: ADMIN.PALAVER_ADMIN_PASSWORD } });
+    const login = await api.post<{ token: string }>('/adminApi/login', {
+      json: { email: ADMIN.PALAVER_ADMIN_EMAIL, password: ADMIN.PALAVER_ADMIN_PASSWORD },
+    });
     const token = login.body.data.token;
     const account = await api.post<{ id: number; identification: string }>('/adminApi/accounts', { token, json: { name: 'Crash' } });
-    const service = await api.post<{ apiKey: string }>(`/adminApi/accounts/${account.body.data.id}/services`, { token, json: { name: 'Desk' } });
-    const settings = await api.put(`/adminApi/accounts/${account.body.data.id}/push-settings/webhook`, { token, json: { url: `${hook.url}/push` } });
+    const service = await api.post<{ apiKey: string }>(`/adminApi/accounts/${account.body.data.id}/services`, {
+      token,
+      json: { name: 'Desk' },
+    });
+    const settings = await api.put(`/adminApi/accounts/${account.body.data.id}/push-settings/webhook`, {
+      token,
+      json: { url: `${hook.url}/push` },
+    });
     expect(settings.status, settings.text).to.equal(200);
 
     const users: number[] = [];
@@ -96,10 +104,18 @@ describe('pushes across server processes', function () {
 
     // And the outbox agrees: every push delivered, nothing pending.
     const secondApi = client(second.url);
-    const token2 = (await secondApi.post<{ token: string }>('/adminApi/login', { json: { email: ADMIN.PALAVER_ADMIN_EMAIL, password: ADMIN.PALAVER_ADMIN_PASSWORD } })).body.data.token;
+    const token2 = (
+      await secondApi.post<{ token: string }>('/adminApi/login', {
+        json: { email: ADMIN.PALAVER_ADMIN_EMAIL, password: ADMIN.PALAVER_ADMIN_PASSWORD },
+      })
+    ).body.data.token;
     let delivered: unknown[] = [];
     for (let i = 0; i < 100; i++) {
-      delivered = (await secondApi.get<unknown[]>(`/adminApi/accounts/${account.body.data.id}/push-deliveries?state=delivered&limit=200`, { token: token2 })).body.data;
+      delivered = (
+        await secondApi.get<unknown[]>(`/adminApi/accounts/${account.body.data.id}/push-deliveries?state=delivered&limit=200`, {
+          token: token2,
+        })
+      ).body.data;
       if (delivered.length === total) break;
       await new Promise((r) => setTimeout(r, 100));
     }

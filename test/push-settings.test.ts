@@ -18,7 +18,14 @@ describe('push settings (Admin API)', function () {
   this.timeout(30_000);
   const api = () => client(sharedServer().url);
   const google = serviceAccount('palaver-settings');
-  const fcmBody = { serviceAccount: { type: 'service_account', project_id: google.project_id, client_email: google.client_email, private_key: google.private_key } };
+  const fcmBody = {
+    serviceAccount: {
+      type: 'service_account',
+      project_id: google.project_id,
+      client_email: google.client_email,
+      private_key: google.private_key,
+    },
+  };
 
   async function read(accountId: number) {
     const answer = await api().get<Shown>(`/adminApi/accounts/${accountId}/push-settings`, { token: await adminToken() });
@@ -35,11 +42,19 @@ describe('push settings (Admin API)', function () {
     const cases: Array<[string, unknown, string[]]> = [
       ['fcm', { serviceAccount: { ...fcmBody.serviceAccount, private_key: 'not a key' } }, ['body.serviceAccount.private_key']],
       ['fcm', { serviceAccount: { ...fcmBody.serviceAccount, private_key: ec } }, ['body.serviceAccount.private_key']],
-      ['fcm', { serviceAccount: { ...fcmBody.serviceAccount, project_id: 'Bad Project', client_email: 'nope' } }, ['body.serviceAccount.project_id', 'body.serviceAccount.client_email']],
+      [
+        'fcm',
+        { serviceAccount: { ...fcmBody.serviceAccount, project_id: 'Bad Project', client_email: 'nope' } },
+        ['body.serviceAccount.project_id', 'body.serviceAccount.client_email'],
+      ],
       ['fcm', {}, ['body.serviceAccount']],
       ['webhook', { url: 'ftp://push.example.com' }, ['body.url']],
       ['webhook', { url: 'https://push.example.com', extra: 1 }, ['body']],
-      ['oauth-webhook', { url: 'https://push.example.com', tokenUrl: 'nope', clientId: '', clientSecret: '' }, ['body.tokenUrl', 'body.clientId', 'body.clientSecret']],
+      [
+        'oauth-webhook',
+        { url: 'https://push.example.com', tokenUrl: 'nope', clientId: '', clientSecret: '' },
+        ['body.tokenUrl', 'body.clientId', 'body.clientSecret'],
+      ],
     ];
     for (const [kind, json, fields] of cases) {
       const answer = await api().put(`/adminApi/accounts/${id}/push-settings/${kind}`, { token, json });
@@ -52,7 +67,10 @@ describe('push settings (Admin API)', function () {
     expect(unknownKind.body.notifications[0]?.field).to.equal('params.kind');
     expect((await read(id)).body.data, 'nothing written').to.deep.equal({ fcm: null, webhook: null, oauthWebhook: null });
 
-    const missing = await api().put('/adminApi/accounts/2147483000/push-settings/webhook', { token, json: { url: 'https://push.example.com' } });
+    const missing = await api().put('/adminApi/accounts/2147483000/push-settings/webhook', {
+      token,
+      json: { url: 'https://push.example.com' },
+    });
     expect(missing.status).to.equal(404);
   });
 
@@ -61,17 +79,37 @@ describe('push settings (Admin API)', function () {
     const token = await adminToken();
     const fcm = await api().put(`/adminApi/accounts/${id}/push-settings/fcm`, { token, json: fcmBody });
     expect(fcm.status, fcm.text).to.equal(200);
-    expect(fcm.body.data).to.deep.equal({ kind: 'fcm', projectId: 'palaver-settings', clientEmail: google.client_email, privateKeySet: true });
+    expect(fcm.body.data).to.deep.equal({
+      kind: 'fcm',
+      projectId: 'palaver-settings',
+      clientEmail: google.client_email,
+      privateKeySet: true,
+    });
 
-    const hook = await api().put<{ signingSecret: string }>(`/adminApi/accounts/${id}/push-settings/webhook`, { token, json: { url: 'https://push.example.com/a' } });
+    const hook = await api().put<{ signingSecret: string }>(`/adminApi/accounts/${id}/push-settings/webhook`, {
+      token,
+      json: { url: 'https://push.example.com/a' },
+    });
     expect(hook.status, hook.text).to.equal(200);
     expect(hook.body.data.signingSecret).to.match(/^whsec_/);
-    const changed = await api().put(`/adminApi/accounts/${id}/push-settings/webhook`, { token, json: { url: 'https://push.example.com/b' } });
-    expect(changed.body.data, 'kept, not shown again').to.deep.equal({ kind: 'webhook', url: 'https://push.example.com/b', signingSecretSet: true });
+    const changed = await api().put(`/adminApi/accounts/${id}/push-settings/webhook`, {
+      token,
+      json: { url: 'https://push.example.com/b' },
+    });
+    expect(changed.body.data, 'kept, not shown again').to.deep.equal({
+      kind: 'webhook',
+      url: 'https://push.example.com/b',
+      signingSecretSet: true,
+    });
 
     const oauth = await api().put(`/adminApi/accounts/${id}/push-settings/oauth-webhook`, {
       token,
-      json: { url: 'https://push.example.com/o', tokenUrl: 'https://auth.example.com/token', clientId: 'palaver', clientSecret: 'very secret value' },
+      json: {
+        url: 'https://push.example.com/o',
+        tokenUrl: 'https://auth.example.com/token',
+        clientId: 'palaver',
+        clientSecret: 'very secret value',
+      },
     });
     expect(oauth.status, oauth.text).to.equal(200);
 

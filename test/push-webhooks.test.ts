@@ -56,7 +56,13 @@ describe('push: webhooks', function () {
     const t = await pushTenant(world, { pushToken, pushType: 5, pushEnabled: true, type: 2 });
     const saved = await world.api.put<{ signingSecret: string }>(`/adminApi/accounts/${t.account.id}/push-settings/oauth-webhook`, {
       token: world.token,
-      json: { url: `${hook.url}/oauth-push`, tokenUrl: `${oauth.url}/oauth/token`, clientId: 'palaver-client', clientSecret: 's3cr3t:with/odd chars', scope: 'push' },
+      json: {
+        url: `${hook.url}/oauth-push`,
+        tokenUrl: `${oauth.url}/oauth/token`,
+        clientId: 'palaver-client',
+        clientSecret: 's3cr3t:with/odd chars',
+        scope: 'push',
+      },
     });
     expect(saved.status, saved.text).to.equal(200);
     return { ...t, secret: saved.body.data.signingSecret };
@@ -111,7 +117,12 @@ describe('push: webhooks', function () {
       ['delivered', 1],
       ['dead', 1],
     ]);
-    expect(forToken('hook-token-2').map((r) => parleyData((r.json as PushBody).data).message)).to.deep.equal(['first', 'first', 'second', 'gone']);
+    expect(forToken('hook-token-2').map((r) => parleyData((r.json as PushBody).data).message)).to.deep.equal([
+      'first',
+      'first',
+      'second',
+      'gone',
+    ]);
     const device = await world.server.deps.db.orm.em.fork().findOneOrFail(DeviceSchema, { userId: t.userId });
     expect(device.pushToken).to.equal(null);
   });

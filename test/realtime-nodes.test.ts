@@ -49,10 +49,12 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
     const api = client(nodes[0]!.url);
     const token = (await api.post<{ token: string }>('/adminApi/login', { json: ADMIN })).body.data.token;
     const created = (await api.post<typeof account>('/adminApi/accounts', { token, json: { name: 'Nodes' } })).body.data;
-    const service = (await api.post<{ id: number; apiKey: string }>(`/adminApi/accounts/${created.id}/services`, {
-      token,
-      json: { name: 'Bot', webhookUrl: `${receiver.url}/hook` },
-    })).body.data;
+    const service = (
+      await api.post<{ id: number; apiKey: string }>(`/adminApi/accounts/${created.id}/services`, {
+        token,
+        json: { name: 'Bot', webhookUrl: `${receiver.url}/hook` },
+      })
+    ).body.data;
     account = { ...created, defaultServiceId: service.id };
     apiKey = service.apiKey;
   });
@@ -68,7 +70,8 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
   /** A node that died fails the test that killed it, with what it printed last, not a later "fetch failed". */
   const expectNodesRunning = () => {
     for (const [i, node] of nodes.entries()) {
-      if (!node.running()) throw new Error(`node ${i} exited (${node.child.exitCode ?? node.child.signalCode}):\n${node.output().slice(-2500)}`);
+      if (!node.running())
+        throw new Error(`node ${i} exited (${node.child.exitCode ?? node.child.signalCode}):\n${node.output().slice(-2500)}`);
     }
   };
   afterEach(function () {
@@ -129,7 +132,10 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
       duringId = during.body.data.id;
       expect(await redis.subscribers(), 'still no subscriber after the write: the notice reached nobody').to.equal(0);
       await onB.roundTrip();
-      expect(onB.messages().map((m) => m.id), 'node B cannot know yet').to.deep.equal([before.body.data.id]);
+      expect(
+        onB.messages().map((m) => m.id),
+        'node B cannot know yet',
+      ).to.deep.equal([before.body.data.id]);
     } finally {
       // The subscribers come back on their own. Nothing else happens: no other message, no
       // reconnect; node B reads its sockets' feeds again because its subscriber is ready again.

@@ -85,7 +85,7 @@ describe('real-time gateway', function () {
         expect(ack.status).to.equal(rest.body.status);
         expect(ack.notifications.map((n) => n.message)).to.deep.equal(rest.body.notifications.map((n) => n.message));
         expect(ack.metadata).to.deep.include({ values: { url: 'messages' }, method: 'post' });
-        expect(Object.keys(ack.data ?? {})).to.deep.equal(Object.keys((rest.body.data) ?? {}));
+        expect(Object.keys(ack.data ?? {})).to.deep.equal(Object.keys(rest.body.data ?? {}));
         if (row.code) expect(ack.notifications[0]?.message).to.equal(row.code);
 
         const em = sharedServer().deps.db.orm.em.fork();

@@ -64,7 +64,8 @@ if (!runs) process.stdout.write(`redis-outage.test.ts skipped: ${NEEDS}\n`);
   /** A node that died fails the test, with what it printed last, not a later "fetch failed". */
   const expectNodesRunning = () => {
     for (const [i, node] of nodes.entries()) {
-      if (!node.running()) throw new Error(`node ${i} exited (${node.child.exitCode ?? node.child.signalCode}):\n${node.output().slice(-3000)}`);
+      if (!node.running())
+        throw new Error(`node ${i} exited (${node.child.exitCode ?? node.child.signalCode}):\n${node.output().slice(-3000)}`);
     }
   };
   afterEach(function () {
@@ -93,7 +94,10 @@ if (!runs) process.stdout.write(`redis-outage.test.ts skipped: ${NEEDS}\n`);
     const created = await api.post<AccountData>('/adminApi/accounts', { token: login.body.data.token, json: { name: 'Outage' } });
     expect(created.status, created.text).to.equal(201);
     // A Service (without a webhook: nothing to deliver) so that devices can register.
-    const service = await api.post(`/adminApi/accounts/${created.body.data.id}/services`, { token: login.body.data.token, json: { name: 'Bot' } });
+    const service = await api.post(`/adminApi/accounts/${created.body.data.id}/services`, {
+      token: login.body.data.token,
+      json: { name: 'Bot' },
+    });
     expect(service.status, service.text).to.equal(201);
     account = created.body.data;
     return account;
@@ -245,17 +249,21 @@ if (!runs) process.stdout.write(`redis-outage.test.ts skipped: ${NEEDS}\n`);
     await connection.connect();
     let stored: Map<string, number>;
     try {
-      const rows = (await connection.query<{ message: string; n: number }>(
-        "select message, count(*)::int as n from messages where message like 'outage-%' group by message",
-      )).rows;
+      const rows = (
+        await connection.query<{ message: string; n: number }>(
+          "select message, count(*)::int as n from messages where message like 'outage-%' group by message",
+        )
+      ).rows;
       stored = new Map(rows.map((r) => [r.message, r.n]));
     } finally {
       await connection.end();
     }
-    const fallbacks = await Promise.all(nodes.map(async (node) => {
-      const text = (await client(node.url).get('/metrics')).text;
-      return [...text.matchAll(/^palaver_redis_fallbacks_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-    }));
+    const fallbacks = await Promise.all(
+      nodes.map(async (node) => {
+        const text = (await client(node.url).get('/metrics')).text;
+        return [...text.matchAll(/^palaver_redis_fallbacks_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+      }),
+    );
     process.stdout.write(
       `      messages: sent ${stats.sent}, acknowledged ${stats.acknowledged} (before ${stats.byPhase.before}, ` +
         `during the outage ${stats.byPhase.outage}, after ${stats.byPhase.after}), refused 429 ${stats.refused}, ` +
@@ -274,7 +282,10 @@ if (!runs) process.stdout.write(`redis-outage.test.ts skipped: ${NEEDS}\n`);
     // Every acknowledged message reached its conversation's socket on the other node, once,
     // on the connection it had all along.
     for (const [i, watcher] of watchers.entries()) await expectReached(watcher, acknowledged[i]!);
-    expect(watchers.map((w) => w.socket.id), 'no socket reconnected').to.deep.equal(socketIds);
+    expect(
+      watchers.map((w) => w.socket.id),
+      'no socket reconnected',
+    ).to.deep.equal(socketIds);
     for (const watcher of watchers) expect(watcher.socket.connected).to.equal(true);
   });
 });

@@ -148,7 +148,9 @@ describe('rich agent messages', function () {
     expect(media).to.include({ mimeType: 'image/png', description: 'a blue sofa' });
     expect(media.id).to.match(new RegExp(`^img/${t.account.id}/\\d{4}/\\d{1,2}/\\d{1,2}/[0-9a-f-]{36}\\.png$`));
     expect(sofa?.image).to.equal(media.id);
-    const file = await fetch(`${sharedServer().url}/media/${media.year}/${media.month}/${media.day}/${media.filename}`, { headers: widget.headers() });
+    const file = await fetch(`${sharedServer().url}/media/${media.year}/${media.month}/${media.day}/${media.filename}`, {
+      headers: widget.headers(),
+    });
     expect(file.status, 'the user can fetch the card’s image').to.equal(200);
     expect(chair).to.deep.include({ title: 'The Chair', message: null, media: null, image: null });
     expect(chair?.buttons).to.deep.equal([{ title: 'Tell me more', payload: 'More about the chair', type: 'reply' }]);
@@ -199,13 +201,19 @@ describe('rich agent messages', function () {
       ['body.carousel.0.message', { carousel: [{}] }],
       ['body.carousel.0.title', { carousel: [{ title: long(256) }] }],
       ['body.carousel.0.media.id', { carousel: [{ media: { id: 'not-an-upload' } }] }],
-      ['body.carousel.1.buttons.0.payload', { carousel: [{ title: 'Ok' }, { title: 'Card', buttons: [{ title: 'Call', payload: 'tel:', type: 'phoneNumber' }] }] }],
+      [
+        'body.carousel.1.buttons.0.payload',
+        { carousel: [{ title: 'Ok' }, { title: 'Card', buttons: [{ title: 'Call', payload: 'tel:', type: 'phoneNumber' }] }] },
+      ],
       ['body.message', { quickReplies: ['Yes', 'No'] }],
     ];
     for (const [field, body] of cases) {
       const answer = await asService.post(`/users/${userId}/messages`, { ...body, agent: ada });
       expect(answer.status, JSON.stringify(body).slice(0, 200)).to.equal(422);
-      expect(answer.body.notifications.map((n) => (n as { field?: string }).field), JSON.stringify(body).slice(0, 200)).to.deep.equal([field]);
+      expect(
+        answer.body.notifications.map((n) => (n as { field?: string }).field),
+        JSON.stringify(body).slice(0, 200),
+      ).to.deep.equal([field]);
     }
     // A card's image must be an upload of this very conversation.
     const other = new Widget(t.account);
@@ -221,11 +229,19 @@ describe('rich agent messages', function () {
 
   it('accepts tel: URIs with separators and the tel:// form of the reference bodies', async () => {
     const sent = await asService.post<Json>(`/users/${userId}/messages`, {
-      buttons: ['tel:+31-6-1234.5678', 'tel://+31123456789', 'tel:0612345678'].map((payload) => ({ title: 'Call', payload, type: 'phoneNumber' })),
+      buttons: ['tel:+31-6-1234.5678', 'tel://+31123456789', 'tel:0612345678'].map((payload) => ({
+        title: 'Call',
+        payload,
+        type: 'phoneNumber',
+      })),
       agent: ada,
     });
     expect(sent.status, sent.text).to.equal(201);
-    expect((sent.body.data.buttons as Json[]).map((b) => b.payload)).to.deep.equal(['tel:+31-6-1234.5678', 'tel://+31123456789', 'tel:0612345678']);
+    expect((sent.body.data.buttons as Json[]).map((b) => b.payload)).to.deep.equal([
+      'tel:+31-6-1234.5678',
+      'tel://+31123456789',
+      'tel:0612345678',
+    ]);
   });
 });
 

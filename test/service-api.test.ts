@@ -82,10 +82,9 @@ describe('Service API', function () {
   });
 
   it('changeOwner: delivers the exact action to the old and the new owner, and later messages go to the new one', async () => {
-    const answer = await asService(t.service).put<{ changed: boolean; owner: { identification: string } }>(
-      `/users/${userId}/owner`,
-      { serviceIdentification: desk.identification },
-    );
+    const answer = await asService(t.service).put<{ changed: boolean; owner: { identification: string } }>(`/users/${userId}/owner`, {
+      serviceIdentification: desk.identification,
+    });
     expect(answer.status).to.equal(200);
     expect(answer.body.data).to.deep.include({ changed: true });
     expect(answer.body.data.owner.identification).to.equal(desk.identification);
@@ -129,7 +128,10 @@ describe('Service API', function () {
       agent: { id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png' },
     });
     expect(sent.status).to.equal(201);
-    expect(sent.body.data).to.deep.include({ typeId: 2, agent: { id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: null } });
+    expect(sent.body.data).to.deep.include({
+      typeId: 2,
+      agent: { id: 7, name: 'Ada', avatar: 'https://cdn.example/ada.png', isTyping: null },
+    });
     await expectNothingEnqueued([t.service.id, desk.id], 'an agent message is not echoed to a Service: deliveries');
 
     let list = await widget.messages();
@@ -206,7 +208,9 @@ describe('Service API', function () {
     expect(typing.status).to.equal(200);
     const root = async () => ((await widget.messages()).body as unknown as { agent: { isTyping: number | null } }).agent;
     // A number (the Unix time in seconds until which the agent types), as the Android library reads it.
-    expect((await root()).isTyping).to.be.a('number').above(Date.now() / 1000);
+    expect((await root()).isTyping)
+      .to.be.a('number')
+      .above(Date.now() / 1000);
     // The test configuration's timeout is 300 ms; well past it, typing has stopped by itself.
     await new Promise((r) => setTimeout(r, 800));
     expect((await root()).isTyping).to.equal(null);
@@ -218,10 +222,7 @@ describe('Service API', function () {
   });
 
   it('sends an image as an agent message: upload to the conversation, then refer to it', async () => {
-    const png = Buffer.from(
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-      'base64',
-    );
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
     const form = new FormData();
     form.append('media', new Blob([png], { type: 'image/png' }), 'chart.png');
     const uploaded = await fetch(`${sharedServer().url}/users/${userId}/media`, {
@@ -246,7 +247,10 @@ describe('Service API', function () {
 
     const other = new Widget(t.account);
     const otherId = (await other.register()).body.data.userId;
-    const elsewhere = await asService(t.service).post(`/users/${otherId}/messages`, { media: { id: mediaId }, agent: { id: 7, name: 'Ada' } });
+    const elsewhere = await asService(t.service).post(`/users/${otherId}/messages`, {
+      media: { id: mediaId },
+      agent: { id: 7, name: 'Ada' },
+    });
     expect(elsewhere.status, 'an upload belongs to one conversation').to.equal(404);
   });
 });

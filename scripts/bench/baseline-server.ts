@@ -11,7 +11,9 @@ import { Server } from 'socket.io';
 const databaseUrl = process.argv[2];
 if (!databaseUrl) throw new Error('usage: baseline-server.ts <database url>');
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
-await pool.query('create table if not exists baseline_messages (id bigserial primary key, body text not null, created_at timestamptz not null default now())');
+await pool.query(
+  'create table if not exists baseline_messages (id bigserial primary key, body text not null, created_at timestamptz not null default now())',
+);
 
 const insert = async (body: string) => {
   const { rows } = await pool.query<{ id: string }>('insert into baseline_messages (body) values ($1) returning id', [body]);

@@ -51,7 +51,11 @@ function rssMb(pid: number): number {
 }
 
 async function register(url: string, identification: string): Promise<void> {
-  const answer = await fetch(`${url}/devices`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-iris-identification': identification }, body: '{}' });
+  const answer = await fetch(`${url}/devices`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-iris-identification': identification },
+    body: '{}',
+  });
   await answer.arrayBuffer();
   if (!answer.ok) throw new Error(`register: ${answer.status}`);
 }
@@ -79,24 +83,30 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
   let measuring = false;
 
   const schedule = (c: Conversation, index: number) => {
-    c.timer = setTimeout(() => {
-      c.seq += 1;
-      const text = `c${index}.${c.seq}`;
-      if (measuring) {
-        pending.set(text, process.hrtime.bigint());
-        sent += 1;
-      }
-      c.socket.emit('message', { message: text }, (answer: { status?: string }) => {
-        if (answer.status !== 'SUCCESS' && measuring) errors += 1;
-      });
-      schedule(c, index);
-    }, 5000 + Math.random() * 10_000);
+    c.timer = setTimeout(
+      () => {
+        c.seq += 1;
+        const text = `c${index}.${c.seq}`;
+        if (measuring) {
+          pending.set(text, process.hrtime.bigint());
+          sent += 1;
+        }
+        c.socket.emit('message', { message: text }, (answer: { status?: string }) => {
+          if (answer.status !== 'SUCCESS' && measuring) errors += 1;
+        });
+        schedule(c, index);
+      },
+      5000 + Math.random() * 10_000,
+    );
   };
 
   const open = async (count: number) => {
     const label = `cap${conversations.length}`;
     for (let offset = 0; offset < count; offset += 100) {
-      const batch = Array.from({ length: Math.min(100, count - offset) }, (_, i) => `${palaver.account.identification}:bench-${label}-${(offset + i).toString().padStart(6, '0')}`);
+      const batch = Array.from(
+        { length: Math.min(100, count - offset) },
+        (_, i) => `${palaver.account.identification}:bench-${label}-${(offset + i).toString().padStart(6, '0')}`,
+      );
       await Promise.all(batch.map((identification) => register(palaver.url, identification)));
       const sockets = await Promise.all(batch.map((identification) => connectOne(palaver.url, identification)));
       for (const socket of sockets) {

@@ -26,7 +26,11 @@ export interface Inspected {
   inspectPort: number;
 }
 
-export async function benchConnections(palaver: BenchPalaver & { inspectPort: number }, baseline: Inspected, count: number): Promise<Metric> {
+export async function benchConnections(
+  palaver: BenchPalaver & { inspectPort: number },
+  baseline: Inspected,
+  count: number,
+): Promise<Metric> {
   const [device] = await registerDevices(palaver, 1, 'idle');
   progress(`baseline: ${count} idle sockets on a bare Socket.IO server`);
   const bare = await perSocket(baseline.url, baseline.inspectPort, count, {});

@@ -54,9 +54,12 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
     benchIngestSocket(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') }),
   delivery: () => benchDelivery({ deliveries: number('deliveries'), concurrency: 64, users: 1000 }),
   fanout: ({ palaver, baselineUrl }) =>
-    benchFanout(palaver, baselineUrl, { sockets: number('sockets'), messages: number('fanout-messages'), senders: number('fanout-senders') }),
-  e2e_latency: ({ palaver, receiver }) =>
-    benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
+    benchFanout(palaver, baselineUrl, {
+      sockets: number('sockets'),
+      messages: number('fanout-messages'),
+      senders: number('fanout-senders'),
+    }),
+  e2e_latency: ({ palaver, receiver }) => benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
   capacity: async () => {
     const steps = (values.full ? '500,1000,2000,3000,4000,5000,6000,8000' : String(values['capacity-steps'])).split(',').map(Number);
     const options = { steps, stepSeconds: values.full ? 30 : Number(values['capacity-seconds']), p99LimitMs: 250 };
@@ -67,7 +70,10 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       const dataDir = mode === 'embedded' ? mkdtempSync(path.join(os.tmpdir(), 'palaver-capacity-')) : undefined;
       const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir });
       try {
-        await fetch(`${serviceUrl}/configure`, { method: 'POST', body: JSON.stringify({ palaverUrl: palaver.url, apiKey: palaver.service.apiKey }) });
+        await fetch(`${serviceUrl}/configure`, {
+          method: 'POST',
+          body: JSON.stringify({ palaverUrl: palaver.url, apiKey: palaver.service.apiKey }),
+        });
         process.stderr.write(`  (${mode})\n`);
         return await benchCapacity(palaver, options);
       } finally {
@@ -110,7 +116,9 @@ const selected = values.only?.length ? values.only : Object.keys(benchmarks);
 for (const name of selected) {
   if (!benchmarks[name]) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(', ')}`);
 }
-process.stderr.write(`Palaver benchmarks on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}\n`);
+process.stderr.write(
+  `Palaver benchmarks on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}\n`,
+);
 
 // The Service's webhook endpoint, in this process so that e2e latency is read on one clock.
 const receiverServer = createServer((req, res) => {
@@ -146,7 +154,12 @@ try {
 }
 
 const cell = (m: Metric, key: 'value' | 'baseline') => (m[key] === undefined ? '' : `${m[key]} ${m.unit}`);
-const rows = Object.entries(results).map(([name, m]) => [name, cell(m, 'value'), cell(m, 'baseline'), m.ratio === undefined ? '' : String(m.ratio)]);
+const rows = Object.entries(results).map(([name, m]) => [
+  name,
+  cell(m, 'value'),
+  cell(m, 'baseline'),
+  m.ratio === undefined ? '' : String(m.ratio),
+]);
 const header = ['metric', 'palaver', 'baseline', 'ratio'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
 const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');

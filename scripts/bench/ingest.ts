@@ -24,7 +24,13 @@ type Run = (total?: number) => Promise<LoadResult>;
  * and after Palaver (see bracket());
  * Palaver's outbox is drained around its run, so no backlog is sent during a measurement.
  */
-async function compare(palaver: BenchPalaver, options: IngestOptions, labels: { bare: string; palaver: string }, bareRun: Run, palaverRun: Run): Promise<Metric> {
+async function compare(
+  palaver: BenchPalaver,
+  options: IngestOptions,
+  labels: { bare: string; palaver: string },
+  bareRun: Run,
+  palaverRun: Run,
+): Promise<Metric> {
   const warmUp = Math.ceil(options.messages / 5);
   await bareRun(warmUp);
   await palaverRun(warmUp);
@@ -89,10 +95,17 @@ async function connectAll(url: string, auths: Array<Record<string, unknown>>): P
 
 export async function benchIngestSocket(palaver: BenchPalaver, baselineUrl: string, options: IngestOptions): Promise<Metric> {
   const devices = await registerDevices(palaver, options.concurrency, 'socket');
-  const ours = await connectAll(palaver.url, devices.map((d) => ({ identification: d.identification })));
-  const bare = await connectAll(baselineUrl, devices.map(() => ({})));
+  const ours = await connectAll(
+    palaver.url,
+    devices.map((d) => ({ identification: d.identification })),
+  );
+  const bare = await connectAll(
+    baselineUrl,
+    devices.map(() => ({})),
+  );
   const emit = async (socket: Socket | undefined, i: number) => {
-    const answer = (await socket?.timeout(30_000).emitWithAck('message', { message: `Benchmark message ${i}` })) as { status?: string } | undefined;
+    const answer = (await socket?.timeout(30_000).emitWithAck('message', { message: `Benchmark message ${i}` })) as
+      { status?: string } | undefined;
     return answer?.status !== 'ERROR';
   };
   try {

@@ -21,7 +21,11 @@ export function onWebhook(body: string): void {
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function benchLatency(palaver: BenchPalaver, receiver: { url: string; server: Server }, options: LatencyOptions): Promise<Metric> {
+export async function benchLatency(
+  palaver: BenchPalaver,
+  receiver: { url: string; server: Server },
+  options: LatencyOptions,
+): Promise<Metric> {
   const interval = 1000 / options.rate;
   progress(`baseline: bare HTTP round trips to the receiver, ${options.messages} at ${options.rate}/s`);
   const roundTrips: number[] = [];

@@ -27,7 +27,11 @@ async function call<T>(url: string, method: string, body: unknown, headers: Reco
 }
 
 /** With `databaseUrl` empty, Palaver runs on its embedded database in `dataDir`. */
-export async function startPalaver(databaseUrl: string, webhookUrl: string, options: { inspectPort?: number; dataDir?: string } = {}): Promise<BenchPalaver> {
+export async function startPalaver(
+  databaseUrl: string,
+  webhookUrl: string,
+  options: { inspectPort?: number; dataDir?: string } = {},
+): Promise<BenchPalaver> {
   const port = await freePort();
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the measured server (not allowed in NODE_OPTIONS).
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -50,7 +54,10 @@ export async function startPalaver(databaseUrl: string, webhookUrl: string, opti
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error('palaver exited during start');
-    const up = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (i > 600) throw new Error('palaver did not start');
     await new Promise((r) => setTimeout(r, 100));

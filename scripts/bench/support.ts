@@ -65,7 +65,11 @@ export function forwardStderr(child: ChildProcess): void {
     const lines = chunk
       .toString()
       .split('\n')
-      .filter((line) => line !== '' && !/^(Debugger listening on|Debugger ending on|For help, see:|Debugger attached|Waiting for the debugger)/.test(line));
+      .filter(
+        (line) =>
+          line !== '' &&
+          !/^(Debugger listening on|Debugger ending on|For help, see:|Debugger attached|Waiting for the debugger)/.test(line),
+      );
     if (lines.length > 0) process.stderr.write(`${lines.join('\n')}\n`);
   });
 }

@@ -13,5 +13,11 @@ export async function benchWidgetSize(): Promise<Metric> {
   const script = readFileSync(path.join(webOutDir, 'widget.js'));
   const gzipped = gzipSync(script, { level: 9 }).length;
   progress(`widget.js: ${script.length} bytes, ${gzipped} gzipped (budget ${BUDGET_BYTES})`);
-  return { value: gzipped, unit: 'B gzip', baseline: BUDGET_BYTES, ratio: Math.round((gzipped / BUDGET_BYTES) * 100) / 100, raw: script.length };
+  return {
+    value: gzipped,
+    unit: 'B gzip',
+    baseline: BUDGET_BYTES,
+    ratio: Math.round((gzipped / BUDGET_BYTES) * 100) / 100,
+    raw: script.length,
+  };
 }

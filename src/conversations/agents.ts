@@ -54,13 +54,18 @@ export type AgentMessage = NewMessage & {
 /** One writer per node: concurrent agent messages share transactions (group-commit.ts). */
 export type AgentMessageWriter = GroupCommit<AgentMessageInput, AgentMessage>;
 
-export function agentMessageWriter(options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'>): AgentMessageWriter {
+export function agentMessageWriter(
+  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'>,
+): AgentMessageWriter {
   return new GroupCommit({ ...options, name: 'agent', write: writeAgentMessages });
 }
 
 async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessageInput[]): Promise<Array<Written<AgentMessage>>> {
   // The users are checked under their locks, so no merge can slip in between check and insert.
-  const users = await lockUsers(tx, batch.map((input) => input.userId));
+  const users = await lockUsers(
+    tx,
+    batch.map((input) => input.userId),
+  );
   const outcomes: Array<Written<AgentMessage>> = [];
   const accepted: Array<{ at: number; input: AgentMessageInput; user: LockedUser; row: MessageRow }> = [];
   for (const [at, input] of batch.entries()) {

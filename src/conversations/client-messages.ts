@@ -70,7 +70,10 @@ async function writeClientMessages(tx: EntityManager, batch: readonly ClientMess
       outcomes[at] = { ok: false, error: err };
     }
   }
-  const recorded = await recordUserMessages(tx, accepted.map((a) => a.message));
+  const recorded = await recordUserMessages(
+    tx,
+    accepted.map((a) => a.message),
+  );
   accepted.forEach(({ at }, i) => {
     const value = recorded[i];
     outcomes[at] = value ? { ok: true, value } : { ok: false, error: new Error('message not recorded') };
@@ -78,7 +81,9 @@ async function writeClientMessages(tx: EntityManager, batch: readonly ClientMess
   });
   for (const { at, of } of repeats) {
     const first = outcomes[of];
-    outcomes[at] = first?.ok ? { ok: true, value: { message: first.value.message, prevId: null } } : (first ?? { ok: false, error: new Error('message not recorded') });
+    outcomes[at] = first?.ok
+      ? { ok: true, value: { message: first.value.message, prevId: null } }
+      : (first ?? { ok: false, error: new Error('message not recorded') });
   }
   return outcomes;
 }
@@ -94,7 +99,10 @@ async function earlierSends(tx: EntityManager, batch: readonly ClientMessage[]):
   const keyed = batch.filter((item) => item.input.clientMessageId != null);
   const found = new Map<string, Message>();
   if (keyed.length === 0) return found;
-  await lockUsers(tx, keyed.map((item) => item.user.id));
+  await lockUsers(
+    tx,
+    keyed.map((item) => item.user.id),
+  );
   const rows = await tx.find(MessageSchema, {
     deviceId: { $in: [...new Set(keyed.map((item) => item.device.id))] },
     clientMessageId: { $in: [...new Set(keyed.map((item) => item.input.clientMessageId as string))] },

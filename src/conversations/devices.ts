@@ -30,12 +30,7 @@ export interface DeviceRegistration {
   requestUrl: string | null;
 }
 
-export type Transition =
-  | 'created_anonymous'
-  | 'created_registered'
-  | 'merged'
-  | 'moved_to_other_customer'
-  | 'unchanged';
+export type Transition = 'created_anonymous' | 'created_registered' | 'merged' | 'moved_to_other_customer' | 'unchanged';
 
 export interface RegistrationResult {
   user: User;

@@ -21,10 +21,10 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
     const connection = tx.getConnection();
     const context: unknown = tx.getTransactionContext();
     const run = <T extends object[]>(sql: string, params: unknown[]) => connection.execute<T>(sql, params, 'all', context);
-    const tombstones = await run<Array<{ id: number }>>(
-      'select id from users where merged_into_user_id = ? and account_id = ?',
-      [userId, accountId],
-    );
+    const tombstones = await run<Array<{ id: number }>>('select id from users where merged_into_user_id = ? and account_id = ?', [
+      userId,
+      accountId,
+    ]);
     const ids = [userId, ...tombstones.map((t) => t.id)];
     const locked = await lockUsers(tx, ids);
     if (locked.get(userId)?.accountId !== accountId) return null;
@@ -40,6 +40,12 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
     // Tombstones first: they refer to the user.
     await run<object[]>('delete from users where id = any(?::int[]) and id <> ?', [all, userId]);
     await run<object[]>('delete from users where id = ?', [userId]);
-    return { userIds: ids, messages: messages.length, devices: devices.length, deliveries: deliveries.length, media: media.map((m) => m.path) };
+    return {
+      userIds: ids,
+      messages: messages.length,
+      devices: devices.length,
+      deliveries: deliveries.length,
+      media: media.map((m) => m.path),
+    };
   });
 }

@@ -83,7 +83,10 @@ export class GroupCommit<I, R> {
       // (or a deadlock, or a lost connection) fails only its own caller.
       // A refusal found only in the batch's statements (a merge race) is a caller's error, not ours.
       const level = err instanceof AppError ? 'info' : 'warn';
-      this.options.logger[level]({ err, writer: this.options.name, items: batch.length }, 'group commit failed; writing its items one by one');
+      this.options.logger[level](
+        { err, writer: this.options.name, items: batch.length },
+        'group commit failed; writing its items one by one',
+      );
       for (const pending of batch) await this.commit([pending]);
     }
   }

@@ -4,9 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Held until the transaction ends. Take several in a fixed order (device before user). */
 export async function lockName(em: EntityManager, name: string): Promise<void> {
-  await em
-    .getConnection()
-    .execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [name], 'all', em.getTransactionContext());
+  await em.getConnection().execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [name], 'all', em.getTransactionContext());
 }
 
 export const deviceLock = (accountId: number, deviceId: string) => `device:${accountId}:${deviceId}`;

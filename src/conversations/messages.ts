@@ -71,8 +71,13 @@ export async function moveConversation(em: EntityManager, fromUserId: number, to
  * history.
  */
 export async function insertMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<WrittenMessage[]> {
-  const users = await lockUsers(em, rows.map((r) => r.userId));
-  const missing = [...users.values()].flatMap((u) => (u.mergedIntoUserId !== null && !users.has(u.mergedIntoUserId) ? [u.mergedIntoUserId] : []));
+  const users = await lockUsers(
+    em,
+    rows.map((r) => r.userId),
+  );
+  const missing = [...users.values()].flatMap((u) =>
+    u.mergedIntoUserId !== null && !users.has(u.mergedIntoUserId) ? [u.mergedIntoUserId] : [],
+  );
   // Registered users are never merged, so one step reaches the live conversation.
   if (missing.length > 0) for (const [id, user] of await lockUsers(em, missing)) users.set(id, user);
   const target = rows.map((row) => {
@@ -90,7 +95,11 @@ export async function insertMessages(em: EntityManager, rows: readonly MessageRo
  * get increasing ids in the order they commit. Set-based, so a group commit of many messages
  * costs one statement, as one message does.
  */
-export async function insertLocked(em: EntityManager, rows: readonly MessageRow[], target: readonly LockedUser[]): Promise<WrittenMessage[]> {
+export async function insertLocked(
+  em: EntityManager,
+  rows: readonly MessageRow[],
+  target: readonly LockedUser[],
+): Promise<WrittenMessage[]> {
   const createdAt = new Date();
   // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
   // row order, each message's previous client-visible one (an earlier row of the batch, or
@@ -188,12 +197,16 @@ export async function recordUserMessages(em: EntityManager, messages: readonly U
 }
 
 /** One message from the user's side. */
-export async function recordUserMessage(em: EntityManager, account: Account, user: Pick<User, 'id'>, input: UserMessageInput): Promise<NewMessage> {
+export async function recordUserMessage(
+  em: EntityManager,
+  account: Account,
+  user: Pick<User, 'id'>,
+  input: UserMessageInput,
+): Promise<NewMessage> {
   const [recorded] = await recordUserMessages(em, [{ account, user, input }]);
   if (!recorded) throw new Error('no message recorded');
   return recorded;
 }
-
 
 export type Cursor = { kind: 'latest' } | { kind: 'before'; id: number } | { kind: 'after'; id: number };
 
@@ -268,12 +281,7 @@ export async function unseenAgentMessages(em: EntityManager, userId: number): Pr
  * Raises the status of the caller's own messages (2 available → 3 received → 4 seen; never
  * lowered). All or nothing: returns null, changing nothing, if an id is not in the conversation.
  */
-export async function raiseStatus(
-  em: EntityManager,
-  userId: number,
-  ids: number[],
-  status: 2 | 3 | 4,
-): Promise<Message[] | null> {
+export async function raiseStatus(em: EntityManager, userId: number, ids: number[], status: 2 | 3 | 4): Promise<Message[] | null> {
   return em.transactional(async (tx) => {
     const unique = [...new Set(ids)];
     const messages = await tx.find(MessageSchema, { id: { $in: unique }, userId });

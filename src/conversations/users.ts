@@ -106,7 +106,10 @@ export async function lockUsers(em: EntityManager, ids: readonly number[]): Prom
  * Each user's agent becomes its current one and its agent typing ends (an agent message was
  * written, under the users' locks); answers each user's current agent from before.
  */
-export async function setCurrentAgents(tx: EntityManager, agents: ReadonlyMap<number, AgentSnapshot>): Promise<Array<{ id: number; before: AgentSnapshot | null }>> {
+export async function setCurrentAgents(
+  tx: EntityManager,
+  agents: ReadonlyMap<number, AgentSnapshot>,
+): Promise<Array<{ id: number; before: AgentSnapshot | null }>> {
   return tx.getConnection().execute<Array<{ id: number; before: AgentSnapshot | null }>>(
     `update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
      from (select o.id, o.current_agent as before, v.agent

@@ -16,10 +16,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
-  logger: Logger,
-): Promise<Database> {
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, logger: Logger): Promise<Database> {
   let embedded: EmbeddedDatabase | undefined;
   if (!config.databaseUrl) {
     embedded = await startEmbeddedDatabase(config.dataDir);

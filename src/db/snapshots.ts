@@ -11,9 +11,9 @@ export function snapshot<T extends object>(metadata: MetadataStorage, schema: En
   const className = schema.meta.className;
   let columns = columnsOf.get(className);
   if (!columns) {
-    columns = metadata.get<T>(className).props.flatMap((p) =>
-      p.fieldNames?.[0] ? [{ property: p.name, column: p.fieldNames[0], date: p.runtimeType === 'Date' }] : [],
-    );
+    columns = metadata
+      .get<T>(className)
+      .props.flatMap((p) => (p.fieldNames?.[0] ? [{ property: p.name, column: p.fieldNames[0], date: p.runtimeType === 'Date' }] : []));
     columnsOf.set(className, columns);
   }
   const out: Record<string, unknown> = {};

@@ -66,15 +66,17 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
   const chains = new Map<string, [number, number]>();
   const planned = requests.map((request) => {
     const payload = JSON.stringify(request.payload);
-    return [...new Set(request.recipients)].sort((a, b) => a - b).map((serviceId) => {
-      const key = request.orderingKey;
-      const chain = `${serviceId}:${key}`;
-      const first = key !== null && !chains.has(chain);
-      if (first) chains.set(chain, [serviceId, key]);
-      const row: Row = { id: randomUUID(), service_id: serviceId, ordering_key: key, kind: request.kind, payload, first, n: rows.length };
-      rows.push(row);
-      return row.id;
-    });
+    return [...new Set(request.recipients)]
+      .sort((a, b) => a - b)
+      .map((serviceId) => {
+        const key = request.orderingKey;
+        const chain = `${serviceId}:${key}`;
+        const first = key !== null && !chains.has(chain);
+        if (first) chains.set(chain, [serviceId, key]);
+        const row: Row = { id: randomUUID(), service_id: serviceId, ordering_key: key, kind: request.kind, payload, first, n: rows.length };
+        rows.push(row);
+        return row.id;
+      });
   });
   if (rows.length === 0) return planned;
   const connection = em.getConnection();

@@ -64,7 +64,7 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
   const free = busyIds.map((id) => limits.freeByBucket.get(id) ?? 0);
   // One statement, atomic on its own: no BEGIN/COMMIT round trips around it.
   return em.getConnection().execute<ClaimedDelivery[]>(
-      `with candidates as (
+    `with candidates as (
          select d.id, coalesce(d.service_id, -v.account_id) as bucket, d.next_attempt_at, d.seq
          from deliveries d
          left join services s on s.id = d.service_id
@@ -297,14 +297,7 @@ export async function listDeliveries(
     `select ${LOG_COLUMNS} from deliveries
       where service_id = ? and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
       order by seq desc limit ?`,
-    [
-      query.serviceId,
-      query.state ?? null,
-      query.state ?? null,
-      query.beforeSeq ?? null,
-      query.beforeSeq ?? null,
-      query.limit,
-    ],
+    [query.serviceId, query.state ?? null, query.state ?? null, query.beforeSeq ?? null, query.beforeSeq ?? null, query.limit],
   );
 }
 
@@ -318,21 +311,12 @@ export async function listPushDeliveries(
       where device_id in (select id from devices where account_id = ?)
         and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
       order by seq desc limit ?`,
-    [
-      query.accountId,
-      query.state ?? null,
-      query.state ?? null,
-      query.beforeSeq ?? null,
-      query.beforeSeq ?? null,
-      query.limit,
-    ],
+    [query.accountId, query.state ?? null, query.state ?? null, query.beforeSeq ?? null, query.beforeSeq ?? null, query.limit],
   );
 }
 
 export async function findDelivery(em: EntityManager, id: string): Promise<DeliveryLogEntry | null> {
-  const rows = await em
-    .getConnection()
-    .execute<DeliveryLogEntry[]>(`select ${LOG_COLUMNS} from deliveries where id = ?`, [id]);
+  const rows = await em.getConnection().execute<DeliveryLogEntry[]>(`select ${LOG_COLUMNS} from deliveries where id = ?`, [id]);
   return rows[0] ?? null;
 }
 

@@ -45,12 +45,16 @@ export async function sendTestEvent(
   const webhookId = `test_${randomUUID()}`;
   const body = JSON.stringify(testEventPayload(input.account, service, input.initiatedBy));
   const inGrace = service.previousSigningSecret && service.previousSecretExpiresAt && service.previousSecretExpiresAt > new Date();
-  const secrets = inGrace && service.previousSigningSecret ? [service.signingSecret, service.previousSigningSecret] : [service.signingSecret];
+  const secrets =
+    inGrace && service.previousSigningSecret ? [service.signingSecret, service.previousSigningSecret] : [service.signingSecret];
   const timestamp = new Date();
   const signature = secrets.map((secret) => new Webhook(secret).sign(webhookId, timestamp, body)).join(' ');
   const agent = options.allowPrivate
     ? { http: new http.Agent(), https: new https.Agent() }
-    : { http: new RequestFilteringHttpAgent({ allowPrivateIPAddress: false }), https: new RequestFilteringHttpsAgent({ allowPrivateIPAddress: false }) };
+    : {
+        http: new RequestFilteringHttpAgent({ allowPrivateIPAddress: false }),
+        https: new RequestFilteringHttpsAgent({ allowPrivateIPAddress: false }),
+      };
   const started = Date.now();
   try {
     const response = await got.post(service.webhookUrl, {

@@ -20,14 +20,7 @@ import { PushSender } from '../push/sender.ts';
 import type { PushOutcome } from '../push/outcome.ts';
 import { pushKindOf } from '../push/settings.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import {
-  claimDue,
-  releaseClaims,
-  writeOutcomes,
-  type ClaimedDelivery,
-  type ClaimedPush,
-  type OutcomeRecord,
-} from './store.ts';
+import { claimDue, releaseClaims, writeOutcomes, type ClaimedDelivery, type ClaimedPush, type OutcomeRecord } from './store.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -177,7 +170,7 @@ export class DeliveryWorker {
     if (this.stopped) return;
     const { maxInFlight, maxPerService, timeoutMs } = this.deps.options;
     const stale: ClaimedDelivery[] = [];
-    for (let i = 0; i < this.waiting.length && this.inFlight.size < maxInFlight; ) {
+    for (let i = 0; i < this.waiting.length && this.inFlight.size < maxInFlight;) {
       const { delivery, claimedAt } = this.waiting[i] as (typeof this.waiting)[number];
       if (Date.now() - claimedAt > this.leaseMs - 2 * timeoutMs) {
         stale.push(delivery);
@@ -195,7 +188,11 @@ export class DeliveryWorker {
   private async releaseWaiting(deliveries: ClaimedDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     try {
-      await releaseClaims(this.deps.orm.em.fork(), this.node, deliveries.map((d) => d.id));
+      await releaseClaims(
+        this.deps.orm.em.fork(),
+        this.node,
+        deliveries.map((d) => d.id),
+      );
     } catch (err) {
       // Their leases run out and they are claimed again: nothing is lost.
       this.deps.logger.warn({ err }, 'releasing unsent claims failed');
@@ -241,9 +238,7 @@ export class DeliveryWorker {
       url: delivery.webhookUrl,
       id: delivery.id,
       body: delivery.payload,
-      secrets: delivery.previousSigningSecret
-        ? [delivery.signingSecret, delivery.previousSigningSecret]
-        : [delivery.signingSecret],
+      secrets: delivery.previousSigningSecret ? [delivery.signingSecret, delivery.previousSigningSecret] : [delivery.signingSecret],
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.deps.metrics.deliveryAttemptSeconds.observe({ outcome: outcome.kind }, seconds);

@@ -24,7 +24,14 @@ import type { AppContextExtras, AppRouter, AppState } from './types.ts';
 
 /** Every router of the server, in the order requests try them. */
 export function routers(deps: Pick<AppDeps, 'config'>): AppRouter[] {
-  return [healthRouter(), dashboardRouter(), adminRouter(), ...clientRouters(deps.config.client), ...serviceRouters(deps.config.client), webRouter()];
+  return [
+    healthRouter(),
+    dashboardRouter(),
+    adminRouter(),
+    ...clientRouters(deps.config.client),
+    ...serviceRouters(deps.config.client),
+    webRouter(),
+  ];
 }
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {

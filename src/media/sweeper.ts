@@ -30,7 +30,12 @@ export interface SweepOptions {
 }
 
 /** One pass: every unreferenced upload past the age, in batches. Returns how many were deleted. */
-export async function sweepUnreferencedMedia(em: () => EntityManager, storage: MediaStorage, options: SweepOptions, logger?: Logger): Promise<number> {
+export async function sweepUnreferencedMedia(
+  em: () => EntityManager,
+  storage: MediaStorage,
+  options: SweepOptions,
+  logger?: Logger,
+): Promise<number> {
   const batchSize = options.batchSize ?? 500;
   let total = 0;
   for (;;) {
@@ -58,7 +63,9 @@ export async function sweepUnreferencedMedia(em: () => EntityManager, storage: M
     });
     // Files after the rows are gone for good: a crash in between leaves a file, never a row without one.
     for (const row of gone.rows) {
-      await storage.delete(row.accountId, row.path).catch((err: unknown) => logger?.warn({ err, path: row.path }, 'swept upload file not deleted'));
+      await storage
+        .delete(row.accountId, row.path)
+        .catch((err: unknown) => logger?.warn({ err, path: row.path }, 'swept upload file not deleted'));
     }
     total += gone.rows.length;
     if (!gone.more) return total;

@@ -115,10 +115,7 @@ async function detect(bytes: Buffer): Promise<Awaited<ReturnType<typeof fileType
 }
 
 /** The type Palaver keeps the upload as, or null when it is not one the clients render (or broken). */
-export async function classifyUpload(
-  bytes: Buffer,
-  declared: { name: string | null; type: string | null },
-): Promise<MediaType | null> {
+export async function classifyUpload(bytes: Buffer, declared: { name: string | null; type: string | null }): Promise<MediaType | null> {
   const detected = await detect(bytes);
   if (detected === 'undecodable') return null;
   if (detected) {

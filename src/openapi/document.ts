@@ -16,7 +16,10 @@ const schemaOf = (schema: z.ZodType): Json => {
 
 function parameters(operation: Operation): Json[] {
   const list: Json[] = [];
-  for (const [where, schema] of [['path', operation.params], ['query', operation.query]] as const) {
+  for (const [where, schema] of [
+    ['path', operation.params],
+    ['query', operation.query],
+  ] as const) {
     if (!schema) continue;
     const json = schemaOf(schema) as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, property] of Object.entries(json.properties ?? {})) {
@@ -42,7 +45,11 @@ function describe(operation: Operation): Json {
       ? {
           content: {
             'multipart/form-data': {
-              schema: { type: 'object', properties: { [operation.upload]: { type: 'string', format: 'binary' } }, required: [operation.upload] },
+              schema: {
+                type: 'object',
+                properties: { [operation.upload]: { type: 'string', format: 'binary' } },
+                required: [operation.upload],
+              },
             },
           },
           required: true,
@@ -59,12 +66,21 @@ function describe(operation: Operation): Json {
       [status]: operation.produces
         ? { description: 'Success', content: { [operation.produces]: { schema: { type: 'string' } } } }
         : { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
-      default: { description: 'An error, in the same envelope', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
+      default: {
+        description: 'An error, in the same envelope',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } },
+      },
     },
   };
 }
 
-const PREFIXES: Record<Api, readonly string[]> = { health: [''], web: [''], admin: [''], client: CLIENT_PREFIXES, service: SERVICE_PREFIXES };
+const PREFIXES: Record<Api, readonly string[]> = {
+  health: [''],
+  web: [''],
+  admin: [''],
+  client: CLIENT_PREFIXES,
+  service: SERVICE_PREFIXES,
+};
 
 export function openApiDocument(): Json {
   const paths: Record<string, Json> = {};
@@ -86,8 +102,18 @@ export function openApiDocument(): Json {
     paths,
     components: {
       securitySchemes: {
-        identification: { type: 'apiKey', in: 'header', name: 'x-iris-identification', description: '<accountIdentification>:<uniqueAppDeviceId>' },
-        customerAuthorization: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Registered users: the header issued by the customer backend' },
+        identification: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-iris-identification',
+          description: '<accountIdentification>:<uniqueAppDeviceId>',
+        },
+        customerAuthorization: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'Registered users: the header issued by the customer backend',
+        },
         serviceKey: { type: 'http', scheme: 'bearer', description: 'A Service API key' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'From POST /adminApi/login' },
       },

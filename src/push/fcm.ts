@@ -133,7 +133,7 @@ function tokenRefused(status: number, body: FcmErrorBody): boolean {
 function parseError(text: string): FcmErrorBody {
   try {
     const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
   } catch {
     return {};
   }

@@ -62,7 +62,8 @@ export class OAuthTokens {
     } catch {
       throw new OAuthTokenError('OAuth token URL answered no JSON');
     }
-    if (typeof body.access_token !== 'string' || body.access_token === '') throw new OAuthTokenError('OAuth token answer has no access_token');
+    if (typeof body.access_token !== 'string' || body.access_token === '')
+      throw new OAuthTokenError('OAuth token answer has no access_token');
     const expiresIn = Number(body.expires_in);
     return { token: body.access_token, expiresInMs: Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : null };
   }

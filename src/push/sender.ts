@@ -19,7 +19,10 @@ export class PushSender {
     options: FcmOptions,
   ) {
     const base = { timeout: { request: options.timeoutMs }, retry: { limit: 0 }, throwHttpErrors: false, followRedirect: false };
-    this.fcm = new FcmClient(options, got.extend({ ...base, headers: { 'content-type': 'application/json', 'user-agent': 'Palaver-Push/1' } }));
+    this.fcm = new FcmClient(
+      options,
+      got.extend({ ...base, headers: { 'content-type': 'application/json', 'user-agent': 'Palaver-Push/1' } }),
+    );
     this.oauth = new OAuthTokens(got.extend({ ...base, agent: webhooks.agent, headers: { 'user-agent': 'Palaver-Push/1' } }));
   }
 
@@ -27,7 +30,11 @@ export class PushSender {
     // The device stopped accepting pushes, or the account removed the settings, since the push
     // was written: nothing can send it. Dead, so the log says why.
     if (!push.pushEnabled || push.pushToken === null || push.pushSettings === null) {
-      return { kind: 'undeliverable', status: null, error: 'device no longer accepts pushes (switched off, no token, or no push settings for its type)' };
+      return {
+        kind: 'undeliverable',
+        status: null,
+        error: 'device no longer accepts pushes (switched off, no token, or no push settings for its type)',
+      };
     }
     const data = JSON.parse(push.payload) as Record<string, string>;
     try {

@@ -95,9 +95,9 @@ export async function savePushSettings<K extends PushKind>(
 export async function deletePushSettings(em: EntityManager, accountId: number, kind: PushKind): Promise<boolean> {
   const rows = await em
     .getConnection()
-    .execute<Array<{ account_id: number }>>(
-      `delete from push_settings where account_id = ? and push_type = ? returning account_id`,
-      [accountId, PUSH_KINDS[kind]],
-    );
+    .execute<Array<{ account_id: number }>>(`delete from push_settings where account_id = ? and push_type = ? returning account_id`, [
+      accountId,
+      PUSH_KINDS[kind],
+    ]);
   return rows.length > 0;
 }

@@ -52,4 +52,3 @@ export interface SocketData {
 }
 
 export type ClientSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
-

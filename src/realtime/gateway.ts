@@ -136,7 +136,9 @@ export class Gateway {
     });
     io.on('connection', (socket) => this.connected(socket as ClientSocket));
     io.on(NOTICE, (notice: Notice) => this.receive(notice));
-    this.operators = new OperatorChannel(io.of('/operators'), this.deps.em, (err) => this.deps.logger.warn({ err }, 'operator notice failed'));
+    this.operators = new OperatorChannel(io.of('/operators'), this.deps.em, (err) =>
+      this.deps.logger.warn({ err }, 'operator notice failed'),
+    );
     this.io = io;
   }
 
@@ -269,7 +271,11 @@ export class Gateway {
   }
 
   private async newest(em: EntityManager, userId: number): Promise<number> {
-    const newest = await em.findOne(MessageSchema, { userId, typeId: { $ne: MessageType.userSystem } }, { orderBy: { id: 'desc' }, fields: ['id'] });
+    const newest = await em.findOne(
+      MessageSchema,
+      { userId, typeId: { $ne: MessageType.userSystem } },
+      { orderBy: { id: 'desc' }, fields: ['id'] },
+    );
     return newest?.id ?? 0;
   }
 
@@ -314,7 +320,8 @@ export class Gateway {
       const [first] = targets;
       // Presented and encoded once for all of them, as a Socket.IO broadcast does; local,
       // because every node offers its own sockets.
-      if (message && first) this.io?.local.to(targets.map((socket) => socket.id)).emit('message', presentClientMessage(message, first.data.accountId));
+      if (message && first)
+        this.io?.local.to(targets.map((socket) => socket.id)).emit('message', presentClientMessage(message, first.data.accountId));
     } catch (err) {
       this.deps.logger.warn({ err }, 'socket message read failed');
     }

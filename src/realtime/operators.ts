@@ -47,13 +47,10 @@ export class OperatorChannel {
   receive(notice: Notice): void {
     if (this.namespace.sockets.size === 0 || notice.kind === 'agentTyping') return;
     const userId = notice.kind === 'merged' ? notice.toUserId : notice.userId;
-    this.account(userId).then(
-      (accountId) => {
-        if (accountId === null) return;
-        this.namespace.local.to([`account:${accountId}`, EVERYWHERE]).emit('conversation', { accountId, userId, change: notice.kind });
-      },
-      this.onError,
-    );
+    this.account(userId).then((accountId) => {
+      if (accountId === null) return;
+      this.namespace.local.to([`account:${accountId}`, EVERYWHERE]).emit('conversation', { accountId, userId, change: notice.kind });
+    }, this.onError);
   }
 
   private async authenticate(socket: OperatorSocket): Promise<void> {
@@ -73,7 +70,9 @@ export class OperatorChannel {
   private async account(userId: number): Promise<number | null> {
     const known = this.accountOf.get(userId);
     if (known !== undefined) return known;
-    const row = await this.em().getConnection().execute<Array<{ account_id: number }>>('select account_id from users where id = ?', [userId]);
+    const row = await this.em()
+      .getConnection()
+      .execute<Array<{ account_id: number }>>('select account_id from users where id = ?', [userId]);
     const accountId = row[0]?.account_id ?? null;
     if (accountId === null) return null;
     if (this.accountOf.size >= ACCOUNT_CACHE) this.accountOf.clear();

@@ -49,7 +49,8 @@ export async function updateAccount(em: EntityManager, accountId: number, change
   if (changes.name !== undefined) account.name = changes.name;
   if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
   if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
-  if (changes.allowedOrigins !== undefined) account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
+  if (changes.allowedOrigins !== undefined)
+    account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
   await em.flush();
   return account;
 }

@@ -1,12 +1,7 @@
 // Operators (dashboard users): creation, login sessions and the grants they act under.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  OperatorPermissionSchema,
-  OperatorSchema,
-  OperatorSessionSchema,
-  type Operator,
-} from '../db/entities/index.ts';
+import { OperatorPermissionSchema, OperatorSchema, OperatorSessionSchema, type Operator } from '../db/entities/index.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../security/passwords.ts';
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
 import { isPermission, type Grant } from './permissions.ts';
@@ -77,10 +72,7 @@ export async function login(
   return { token, expiresAt };
 }
 
-export async function authenticateOperator(
-  em: EntityManager,
-  token: string,
-): Promise<AuthenticatedOperator | null> {
+export async function authenticateOperator(em: EntityManager, token: string): Promise<AuthenticatedOperator | null> {
   const session = await em.findOne(OperatorSessionSchema, {
     tokenHash: sha256Hex(token),
     expiresAt: { $gt: new Date() },

@@ -36,9 +36,7 @@ const IMPLIED_BY: Partial<Record<Permission, readonly Permission[]>> = {
 export function allows(grants: readonly Grant[], permission: Permission, accountId: number | null): boolean {
   const granting = [permission, ...(IMPLIED_BY[permission] ?? [])];
   return grants.some(
-    (g) =>
-      (g.permission === '*' || granting.includes(g.permission)) &&
-      (g.accountId === null || g.accountId === accountId),
+    (g) => (g.permission === '*' || granting.includes(g.permission)) && (g.accountId === null || g.accountId === accountId),
   );
 }
 

@@ -18,11 +18,7 @@ export interface CreatedService {
 }
 
 /** Returns null when the account does not exist. */
-export async function createService(
-  em: EntityManager,
-  accountId: number,
-  input: NewService,
-): Promise<CreatedService | null> {
+export async function createService(em: EntityManager, accountId: number, input: NewService): Promise<CreatedService | null> {
   return em.transactional(async (tx) => {
     // The row lock makes "first Service becomes default" hold when two are created at once.
     const account = await tx.findOne(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });

@@ -24,7 +24,9 @@ async function adminIdentifier(): Promise<string> {
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 describe('Operator dashboard', function () {
@@ -85,9 +87,14 @@ describe('Operator dashboard', function () {
     await page.getByRole('heading', { name: 'Default Service' }).waitFor();
     const document = JSON.parse((await api().get('/openapi.json')).text) as { paths: Record<string, Record<string, unknown>> };
     const patterns = Object.entries(document.paths).flatMap(([p, item]) =>
-      Object.keys(item).map((method) => new RegExp(`^${method} ${p.replace(/\{\w+\}/g, '[^/]+')}$`)));
+      Object.keys(item).map((method) => new RegExp(`^${method} ${p.replace(/\{\w+\}/g, '[^/]+')}$`)),
+    );
     expect(called.size).to.be.greaterThan(2);
-    for (const route of called) expect(patterns.some((p) => p.test(route)), route).to.equal(true);
+    for (const route of called)
+      expect(
+        patterns.some((p) => p.test(route)),
+        route,
+      ).to.equal(true);
   });
 
   it('creates an account and a Service on a loopback receiver, and "send test event" arrives signed', async () => {
@@ -110,7 +117,9 @@ describe('Operator dashboard', function () {
     await page.getByText('This is a private address').waitFor();
     await page.getByRole('button', { name: 'Create Service' }).click();
     const signingSecret = await page.getByLabel('Signing secret', { exact: true }).inputValue();
-    expect(await page.getByLabel('API key', { exact: true }).inputValue()).to.be.a('string').and.not.equal('');
+    expect(await page.getByLabel('API key', { exact: true }).inputValue())
+      .to.be.a('string')
+      .and.not.equal('');
     await screenshots(page, 'account');
     await page.getByRole('link', { name: 'Open Helpdesk' }).click();
     await page.getByRole('button', { name: 'Send test event' }).click();
@@ -119,7 +128,11 @@ describe('Operator dashboard', function () {
 
     const [request] = await hook.waitFor(1);
     expect(request?.path).to.equal('/hook');
-    const verified = new Webhook(signingSecret).verify(request?.body ?? '', request?.headers as Record<string, string>) as { type: string; accountIdentification: string; body: { action: string; initiatedBy: string } };
+    const verified = new Webhook(signingSecret).verify(request?.body ?? '', request?.headers as Record<string, string>) as {
+      type: string;
+      accountIdentification: string;
+      body: { action: string; initiatedBy: string };
+    };
     expect(verified).to.deep.include({ type: 'test', accountIdentification: identification });
     expect(verified.body).to.include({ action: 'test', initiatedBy: await adminIdentifier() });
     await screenshots(page, 'service');
@@ -237,7 +250,13 @@ describe('Operator dashboard', function () {
     const isChange = (r: { json: unknown }) => (r.json as { body?: { action?: string } }).body?.action === 'changeOwner';
     const [toOld] = (await oldHook.waitFor(2)).filter(isChange);
     const [toNew] = (await newHook.waitFor(1)).filter(isChange);
-    const body = { action: 'changeOwner', metadata: '', oldOwner: { name: 'Sales', identification: first.identification, default: true }, newOwner: { name: 'Returns', identification: second.identification, default: false }, initiatedBy: { name: 'operator', identification: await adminIdentifier(), default: false } };
+    const body = {
+      action: 'changeOwner',
+      metadata: '',
+      oldOwner: { name: 'Sales', identification: first.identification, default: true },
+      newOwner: { name: 'Returns', identification: second.identification, default: false },
+      initiatedBy: { name: 'operator', identification: await adminIdentifier(), default: false },
+    };
     expect((toOld?.json as { body: unknown }).body).to.deep.equal(body);
     expect((toNew?.json as { body: unknown }).body).to.deep.equal(body);
     expect(toOld?.json).to.deep.include({ type: 'owner', accountIdentification: account.identification });

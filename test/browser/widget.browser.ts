@@ -74,7 +74,10 @@ describe('chat widget (Chromium)', function () {
   }
 
   async function agentSays(userId: string, message: string, agent = { id: 7, name: 'Ada Agent' }): Promise<void> {
-    const answer = await client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/messages`, { token: t.service.apiKey, json: { message, agent } });
+    const answer = await client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/messages`, {
+      token: t.service.apiKey,
+      json: { message, agent },
+    });
     expect(answer.status, answer.text).to.equal(201);
   }
 
@@ -122,11 +125,14 @@ describe('chat widget (Chromium)', function () {
 
     // One page at the start; everything after came over the socket.
     expect(pageLoads).to.deep.equal(['/clientApi/v1.9/messages']);
-    expect(browser().console.filter((line) => /Content Security Policy|Refused to/.test(line)), 'CSP violations').to.deep.equal([]);
+    expect(
+      browser().console.filter((line) => /Content Security Policy|Refused to/.test(line)),
+      'CSP violations',
+    ).to.deep.equal([]);
     await page.screenshot({ path: path.join(IMAGES, 'widget-conversation.png') });
   });
 
-  it('shows two devices of one registered user each other\'s messages live, and merges an anonymous conversation at login', async () => {
+  it("shows two devices of one registered user each other's messages live, and merges an anonymous conversation at login", async () => {
     const authorization = authFor(t.account, 'customer-4711');
     const site = await host();
     const laptop = browser().page;
@@ -170,7 +176,10 @@ describe('chat widget (Chromium)', function () {
     const userId = await openAndSend(page, 'I will be on a train');
 
     await context.setOffline(true);
-    await page.getByRole('status').filter({ hasText: /offline|Reconnecting/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /offline|Reconnecting/ })
+      .waitFor();
     const texts = Array.from({ length: 20 }, (_, i) => `Update ${i + 1} of 20`);
     for (const text of texts) await agentSays(userId, text);
     // The visitor writes while offline too: it goes out when the connection is back, once.
@@ -180,11 +189,19 @@ describe('chat widget (Chromium)', function () {
 
     await widget(page).log.getByText('Update 20 of 20').waitFor();
     await page.locator('li.msg.pending').waitFor({ state: 'detached' });
-    await page.getByRole('status').filter({ hasText: /offline|Reconnecting/ }).waitFor({ state: 'hidden' });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /offline|Reconnecting/ })
+      .waitFor({ state: 'hidden' });
     expect(await agentTexts(page)).to.deep.equal(texts);
     await waitForPayload((p) => p.type === 'message' && p.message === 'Written in a tunnel');
-    const stored = await client(sharedServer().url).get<Array<{ message: string }>>(`/serviceApi/v2.3/users/${userId}/messages`, { token: t.service.apiKey });
-    expect(stored.body.data.filter((m) => m.message === 'Written in a tunnel'), 'the offline message, stored once').to.have.length(1);
+    const stored = await client(sharedServer().url).get<Array<{ message: string }>>(`/serviceApi/v2.3/users/${userId}/messages`, {
+      token: t.service.apiKey,
+    });
+    expect(
+      stored.body.data.filter((m) => m.message === 'Written in a tunnel'),
+      'the offline message, stored once',
+    ).to.have.length(1);
   });
 
   it('uploads an image and a PDF, and shows them as a preview and a named link', async () => {
@@ -213,7 +230,7 @@ describe('chat widget (Chromium)', function () {
     expect(await link.getAttribute('href')).to.match(/^blob:/);
   });
 
-  it('sends the visitor\'s typing and shows the agent\'s', async () => {
+  it("sends the visitor's typing and shows the agent's", async () => {
     const site = await host();
     const { page } = browser();
     await page.goto(site.url);
@@ -227,7 +244,10 @@ describe('chat widget (Chromium)', function () {
     expect(eventNames().filter((n) => n === 'startTyping')).to.have.length(1);
 
     const typing = (isTyping: boolean) =>
-      client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/typing`, { token: t.service.apiKey, json: { isTyping, agent: { id: 7, name: 'Ada Agent' } } });
+      client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/typing`, {
+        token: t.service.apiKey,
+        json: { isTyping, agent: { id: 7, name: 'Ada Agent' } },
+      });
     expect((await typing(true)).status).to.equal(200);
     await page.getByText('Ada Agent is typing…').waitFor();
     expect((await typing(false)).status).to.equal(200);
@@ -253,7 +273,10 @@ describe('chat widget (Chromium)', function () {
     await badge.waitFor({ state: 'hidden' });
     // Seen on the server: the Service reads status 4 on both agent messages.
     for (let i = 0; i < 100; i++) {
-      const stored = await client(sharedServer().url).get<Array<{ typeId: number; status: number }>>(`/serviceApi/v2.3/users/${userId}/messages`, { token: t.service.apiKey });
+      const stored = await client(sharedServer().url).get<Array<{ typeId: number; status: number }>>(
+        `/serviceApi/v2.3/users/${userId}/messages`,
+        { token: t.service.apiKey },
+      );
       if (stored.body.data.filter((m) => m.typeId === 2).every((m) => m.status === 4)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -308,6 +331,9 @@ describe('chat widget (Chromium)', function () {
     const violations = await page.evaluate<Array<{ id: string; impact: string }>>(`axe
       .run({ include: [['[data-palaver-widget]']] }, { resultTypes: ['violations'] })
       .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '')) })))`);
-    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), JSON.stringify(violations)).to.deep.equal([]);
+    expect(
+      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+      JSON.stringify(violations),
+    ).to.deep.equal([]);
   });
 });

@@ -20,10 +20,15 @@ export async function signIn(page: Page, email = TEST_ADMIN.email, password = TE
 }
 
 /** An operator with these grants, made through the Admin API; answers their email and password. */
-export async function newOperator(grants: Array<{ permission: string; accountId: number | null }>): Promise<{ email: string; password: string }> {
+export async function newOperator(
+  grants: Array<{ permission: string; accountId: number | null }>,
+): Promise<{ email: string; password: string }> {
   const email = `dash-${randomBytes(6).toString('hex')}@palaver.test`;
   const password = 'dashboard password';
-  const created = await client(sharedServer().url).post('/adminApi/operators', { token: await adminToken(), json: { email, password, grants } });
+  const created = await client(sharedServer().url).post('/adminApi/operators', {
+    token: await adminToken(),
+    json: { email, password, grants },
+  });
   expect(created.status, created.text).to.equal(201);
   return { email, password };
 }

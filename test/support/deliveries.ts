@@ -8,19 +8,17 @@ import { findDelivery, type DeliveryLogEntry } from '../../src/deliveries/store.
 import type { Received } from './receiver.ts';
 import type { TestServer } from './server.ts';
 
-export async function enqueueCommitted(server: TestServer, request: Partial<DeliveryRequest> & { recipients: number[] }): Promise<string[]> {
-  return server.deps.db.orm.em.fork().transactional((tx) =>
-    enqueue(tx, { kind: 'event', payload: { n: 1 }, orderingKey: null, ...request }),
-  );
+export async function enqueueCommitted(
+  server: TestServer,
+  request: Partial<DeliveryRequest> & { recipients: number[] },
+): Promise<string[]> {
+  return server.deps.db.orm.em
+    .fork()
+    .transactional((tx) => enqueue(tx, { kind: 'event', payload: { n: 1 }, orderingKey: null, ...request }));
 }
 
 /** Polls the deliveries table until the row is in `state` (a wait with a deadline, not a timing assertion). */
-export async function waitForState(
-  server: TestServer,
-  id: string,
-  state: DeliveryState,
-  timeoutMs = 15_000,
-): Promise<DeliveryLogEntry> {
+export async function waitForState(server: TestServer, id: string, state: DeliveryState, timeoutMs = 15_000): Promise<DeliveryLogEntry> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = await findDelivery(server.deps.db.orm.em.fork(), id);

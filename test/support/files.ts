@@ -39,7 +39,13 @@ export const WEBP = Buffer.concat([Buffer.from('RIFF'), Buffer.from([0x24, 0, 0,
 export const MP3 = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(413)]);
 
 /** An ISO base media file whose major brand is isom: an MP4 video. */
-export const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.from([0, 0, 2, 0]), Buffer.from('isomiso2'), Buffer.alloc(64)]);
+export const MP4 = Buffer.concat([
+  Buffer.from([0, 0, 0, 0x18]),
+  Buffer.from('ftypisom'),
+  Buffer.from([0, 0, 2, 0]),
+  Buffer.from('isomiso2'),
+  Buffer.alloc(64),
+]);
 
 export const CSV = Buffer.from('order,total\n1001,19.95\n1002,5.00\n', 'utf8');
 

@@ -240,7 +240,8 @@ export class ChatPage {
       return result as T;
     } catch (error) {
       // Mocha prints the stack, so that is where the console goes.
-      if (error instanceof Error) error.stack = `${error.stack ?? error.message}\n  browser console:\n    ${this.test.console.join('\n    ')}`;
+      if (error instanceof Error)
+        error.stack = `${error.stack ?? error.message}\n  browser console:\n    ${this.test.console.join('\n    ')}`;
       throw error;
     }
   }

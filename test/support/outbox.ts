@@ -33,7 +33,17 @@ export async function outboxRows(scope: OutboxScope, server: TestServer = shared
   const rows = await server.deps.db.orm.em
     .fork()
     .getConnection()
-    .execute<Array<{ id: string; seq: string | number; service_id: number; ordering_key: number | null; kind: DeliveryKind; state: DeliveryState; payload: string }>>(
+    .execute<
+      Array<{
+        id: string;
+        seq: string | number;
+        service_id: number;
+        ordering_key: number | null;
+        kind: DeliveryKind;
+        state: DeliveryState;
+        payload: string;
+      }>
+    >(
       `select id, seq, service_id, ordering_key, kind, state, payload from deliveries
        where service_id = ?${byUser ? ' and ordering_key = ?' : ''}
        order by seq`,
@@ -54,10 +64,18 @@ export async function outboxRows(scope: OutboxScope, server: TestServer = shared
  * Asserts that the Service has exactly `count` outbox rows (of one user, if given). Call it
  * right after the API call answered: the count is exact at that moment, no waiting needed.
  */
-export async function expectOutbox(scope: OutboxScope, count: number, what?: string, server: TestServer = sharedServer()): Promise<OutboxRow[]> {
+export async function expectOutbox(
+  scope: OutboxScope,
+  count: number,
+  what?: string,
+  server: TestServer = sharedServer(),
+): Promise<OutboxRow[]> {
   const rows = await outboxRows(scope, server);
   const label = `${what ?? 'deliveries'} in the outbox of Service ${scope.serviceId}${scope.userId !== undefined ? ` for user ${scope.userId}` : ''}`;
-  expect(rows.map((r) => ({ kind: r.kind, payload: r.payload })), label).to.have.length(count);
+  expect(
+    rows.map((r) => ({ kind: r.kind, payload: r.payload })),
+    label,
+  ).to.have.length(count);
   return rows;
 }
 
@@ -72,7 +90,8 @@ export async function outboxSettled(serviceId: number, timeoutMs = 15_000, serve
   for (;;) {
     const rows = await outboxRows({ serviceId }, server);
     if (rows.every((r) => r.state !== 'pending')) return rows;
-    if (Date.now() > deadline) throw new Error(`Service ${serviceId} still has ${rows.filter((r) => r.state === 'pending').length} pending deliveries`);
+    if (Date.now() > deadline)
+      throw new Error(`Service ${serviceId} still has ${rows.filter((r) => r.state === 'pending').length} pending deliveries`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -93,10 +112,17 @@ export async function receivedExactly(
   server: TestServer = sharedServer(),
 ): Promise<Received[]> {
   let rows: OutboxRow[] = [];
-  const requests = await receiver.exactly(count, async () => {
-    rows = await outboxSettled(serviceId, timeoutMs, server);
-  }, timeoutMs);
-  expect(rows.map((r) => r.state), `the outbox rows of Service ${serviceId}`).to.deep.equal(rows.map(() => 'delivered'));
+  const requests = await receiver.exactly(
+    count,
+    async () => {
+      rows = await outboxSettled(serviceId, timeoutMs, server);
+    },
+    timeoutMs,
+  );
+  expect(
+    rows.map((r) => r.state),
+    `the outbox rows of Service ${serviceId}`,
+  ).to.deep.equal(rows.map(() => 'delivered'));
   expect(rows, `the outbox rows of Service ${serviceId}`).to.have.length(count);
   const ids = requests.map((r) => String(r.headers['webhook-id']));
   expect([...ids].sort(), 'one request for each row (by webhook-id)').to.deep.equal(rows.map((r) => r.id).sort());

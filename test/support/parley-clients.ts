@@ -65,7 +65,10 @@ export function expectAnswer(kind: AnswerKind, answer: WireAnswer, what = ''): W
     contentType: answer.headers.get('content-type'),
     json: answer.json,
   });
-  expect(problems, `${what ? `${what}: ` : ''}${describeRequest(answer.request)} → ${answer.status} ${answer.text.slice(0, 600)}`).to.deep.equal([]);
+  expect(
+    problems,
+    `${what ? `${what}: ` : ''}${describeRequest(answer.request)} → ${answer.status} ${answer.text.slice(0, 600)}`,
+  ).to.deep.equal([]);
   return answer;
 }
 
@@ -375,7 +378,13 @@ export class AndroidLibrary {
 
   /** The Message after its upload: the media object replaces the local file. */
   static media(id: string, fileName: string, mimeType: string): AndroidMessage {
-    return { uuid: randomUUID(), time: Math.floor(Date.now() / 1000), media: { id, filename: fileName, mimeType }, typeId: 1, send_status: 0 };
+    return {
+      uuid: randomUUID(),
+      time: Math.floor(Date.now() / 1000),
+      media: { id, filename: fileName, mimeType },
+      typeId: 1,
+      send_status: 0,
+    };
   }
 }
 
@@ -398,7 +407,10 @@ export function jsonEncoder(value: unknown): string {
 /** MultipartFormData as iOS builds it by hand: no Content-Length, and NO CRLF after `--B--`. */
 export function iosMultipart(boundary: string, fileName: string, partType: string, bytes: Buffer): Buffer {
   return Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="media"; filename="${fileName}"\r\nContent-Type: ${partType}\r\n\r\n`, 'utf8'),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="media"; filename="${fileName}"\r\nContent-Type: ${partType}\r\n\r\n`,
+      'utf8',
+    ),
     bytes,
     Buffer.from(`\r\n--${boundary}--`, 'utf8'),
   ]);
@@ -443,7 +455,12 @@ export class IosLibrary {
   }
 
   private request(method: 'GET' | 'POST' | 'PUT', path: string, json?: string): Promise<WireAnswer> {
-    return exchange({ method, url: this.url(path), headers: this.headers(), ...(json === undefined ? {} : { body: Buffer.from(json, 'utf8') }) });
+    return exchange({
+      method,
+      url: this.url(path),
+      headers: this.headers(),
+      ...(json === undefined ? {} : { body: Buffer.from(json, 'utf8') }),
+    });
   }
 
   /** Device.encode: nil keys left out; pushEnabled always there. */
@@ -484,7 +501,12 @@ export class IosLibrary {
   }
 
   /** The file is named by a bare UUID, with no extension; the boundary is an uppercase UUID too. */
-  upload(partType: string, bytes: Buffer, fileName = randomUUID().toUpperCase(), boundary = randomUUID().toUpperCase()): Promise<WireAnswer> {
+  upload(
+    partType: string,
+    bytes: Buffer,
+    fileName = randomUUID().toUpperCase(),
+    boundary = randomUUID().toUpperCase(),
+  ): Promise<WireAnswer> {
     return exchange({
       method: 'POST',
       url: this.url('media'),
@@ -517,7 +539,12 @@ export class IosLibrary {
   }
 
   media(id: string, mimeType: string): IosMessage {
-    return { time: Math.floor(Date.now() / 1000), media: { id, mimeType }, type: 1, ...(this.referrer === null ? {} : { referrer: this.referrer }) };
+    return {
+      time: Math.floor(Date.now() / 1000),
+      media: { id, mimeType },
+      type: 1,
+      ...(this.referrer === null ? {} : { referrer: this.referrer }),
+    };
   }
 }
 
@@ -542,7 +569,11 @@ export const RICH_ANSWER = {
 /** A carousel of two cards, each with a title, text and a button. */
 export const CAROUSEL_ANSWER = {
   carousel: [
-    { title: 'Blue chair', message: 'In stock', buttons: [{ title: 'View', payload: 'https://shop.example/p/blue-chair', type: 'webUrl' }] },
+    {
+      title: 'Blue chair',
+      message: 'In stock',
+      buttons: [{ title: 'View', payload: 'https://shop.example/p/blue-chair', type: 'webUrl' }],
+    },
     { title: 'Red chair', message: 'Back in May', buttons: [{ title: 'This one', payload: 'Red chair', type: 'reply' }] },
   ],
   agent: ADA,

@@ -61,7 +61,11 @@ export function schemaProblems(r: Rule, value: unknown, where = 'answer'): strin
   const actual = jsonType(value);
   const say = (what: string) => `${where} ${what}${r.why ? ` (${r.why})` : ''}`;
   if (!r.types.includes(actual)) {
-    return [say(`is ${actual === 'string' ? JSON.stringify(value) : actual === 'number' ? `the number ${String(value)}` : actual}, clients read ${r.types.join(' or ')}`)];
+    return [
+      say(
+        `is ${actual === 'string' ? JSON.stringify(value) : actual === 'number' ? `the number ${String(value)}` : actual}, clients read ${r.types.join(' or ')}`,
+      ),
+    ];
   }
   const problems: string[] = [];
   if (actual === 'number') {
@@ -89,7 +93,8 @@ export function schemaProblems(r: Rule, value: unknown, where = 'answer'): strin
   }
   if (actual === 'array') {
     const list = value as unknown[];
-    if (r.minItems !== undefined && list.length < r.minItems) problems.push(say(`has ${list.length} items, clients need at least ${r.minItems}`));
+    if (r.minItems !== undefined && list.length < r.minItems)
+      problems.push(say(`has ${list.length} items, clients need at least ${r.minItems}`));
     if (r.items) {
       const item = typeof r.items === 'function' ? r.items() : r.items;
       list.forEach((v, i) => problems.push(...schemaProblems(item, v, `${where}[${i}]`)));
@@ -122,7 +127,9 @@ function mediaIdMatchesFields(media: Json, where: string): string[] {
   const fromFields = `${media.year as string}/${media.month as string}/${media.day as string}/${media.filename as string}`;
   return fromId === fromFields
     ? []
-    : [`${where}.id is ${JSON.stringify(media.id)}: without its first two segments it must be ${fromFields} (Android and iOS GET media/ + that; web uses the fields)`];
+    : [
+        `${where}.id is ${JSON.stringify(media.id)}: without its first two segments it must be ${fromFields} (Android and iOS GET media/ + that; web uses the fields)`,
+      ];
 }
 
 /** A file of a message. */
@@ -166,9 +173,10 @@ function messageKeys(): Record<string, Rule> {
 }
 
 /** A message as GET /messages, GET /messages/{id} and socket pushes carry it. */
-export const message: Rule = object(
-  { id: integer({ min: 1, why: 'web ow number and sorts by it; iOS try? Int (a string silently breaks polling and receipts)' }), ...messageKeys() },
-);
+export const message: Rule = object({
+  id: integer({ min: 1, why: 'web ow number and sorts by it; iOS try? Int (a string silently breaks polling and receipts)' }),
+  ...messageKeys(),
+});
 
 /** A card of a carousel: a message but for the id; iOS needs its typeId since it has a carousel key. */
 export function carouselItem(): Rule {
@@ -299,7 +307,10 @@ export function answerProblems(kind: AnswerKind, answer: SeenAnswer): string[] {
     const first = (answer.json as { notifications?: unknown[] }).notifications?.[0];
     problems.push(
       ...schemaProblems(
-        object({ type: string({ values: ['error'] }), message: string({ pattern: /^[a-z][a-z0-9_]*$/ }) }, { why: 'web uses notifications[0] only, if its type is "error"' }),
+        object(
+          { type: string({ values: ['error'] }), message: string({ pattern: /^[a-z][a-z0-9_]*$/ }) },
+          { why: 'web uses notifications[0] only, if its type is "error"' },
+        ),
         first,
         'error.notifications[0]',
       ),

@@ -34,7 +34,12 @@ export function verifiedJwt(assertion: string, publicKey: string): Record<string
   if (!header || !payload || !signature) return null;
   const alg = (JSON.parse(Buffer.from(header, 'base64url').toString()) as { alg?: string }).alg;
   if (alg !== 'RS256') return null;
-  const ok = verifySignature('RSA-SHA256', Buffer.from(`${header}.${payload}`), createPublicKey(publicKey), Buffer.from(signature, 'base64url'));
+  const ok = verifySignature(
+    'RSA-SHA256',
+    Buffer.from(`${header}.${payload}`),
+    createPublicKey(publicKey),
+    Buffer.from(signature, 'base64url'),
+  );
   return ok ? (JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>) : null;
 }
 
@@ -43,9 +48,16 @@ export async function googleTokenStandIn(account: ServiceAccount, accessToken = 
   const receiver = await Receiver.start();
   receiver.respondWith((request) => {
     const form = new URLSearchParams(request.body);
-    const claims = form.get('grant_type') === 'urn:ietf:params:oauth:grant-type:jwt-bearer' ? verifiedJwt(form.get('assertion') ?? '', account.publicKey) : null;
+    const claims =
+      form.get('grant_type') === 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+        ? verifiedJwt(form.get('assertion') ?? '', account.publicKey)
+        : null;
     if (!claims || claims.iss !== account.client_email) return { status: 400, body: JSON.stringify({ error: 'invalid_grant' }) };
-    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: accessToken, expires_in: 3600, token_type: 'Bearer' }) };
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ access_token: accessToken, expires_in: 3600, token_type: 'Bearer' }),
+    };
   });
   return receiver;
 }
@@ -70,7 +82,11 @@ export async function oauthStandIn(clientId: string, clientSecret: string, acces
     if (credentials?.[0] !== clientId || credentials[1] !== clientSecret || form.get('grant_type') !== 'client_credentials') {
       return { status: 401, body: JSON.stringify({ error: 'invalid_client' }) };
     }
-    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: accessToken, expires_in: 3600, token_type: 'Bearer' }) };
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ access_token: accessToken, expires_in: 3600, token_type: 'Bearer' }),
+    };
   });
   return receiver;
 }
@@ -80,7 +96,10 @@ export function parleyData(data: unknown): { parley: { type: string; object: Rec
   const map = data as Record<string, unknown>;
   expect(map.parley, 'the parley key is JSON text').to.be.a('string');
   for (const value of Object.values(map)) expect(value, 'every data value is a string').to.be.a('string');
-  return { ...(map as { message?: string }), parley: JSON.parse(map.parley as string) as { type: string; object: Record<string, unknown> } };
+  return {
+    ...(map as { message?: string }),
+    parley: JSON.parse(map.parley as string) as { type: string; object: Record<string, unknown> },
+  };
 }
 
 export interface PushWorld {
@@ -134,14 +153,20 @@ export async function pushTenant(world: PushWorld, device: Record<string, unknow
       return sent.body.data.id;
     },
     async typing(isTyping) {
-      const answer = await world.api.post(`/users/${userId}/typing`, { token: service.apiKey, json: { isTyping, agent: { id: 7, name: 'Ada' } } });
+      const answer = await world.api.post(`/users/${userId}/typing`, {
+        token: service.apiKey,
+        json: { isTyping, agent: { id: 7, name: 'Ada' } },
+      });
       expect(answer.status, answer.text).to.equal(200);
     },
   };
 }
 
 /** Pushes of one account by state, read from the outbox itself. */
-export async function pushRows(server: TestServer, accountId: number): Promise<Array<{ id: string; state: string; kind: string; device_id: number; attempts: number; last_error: string | null }>> {
+export async function pushRows(
+  server: TestServer,
+  accountId: number,
+): Promise<Array<{ id: string; state: string; kind: string; device_id: number; attempts: number; last_error: string | null }>> {
   return server.deps.db.orm.em
     .fork()
     .getConnection()

@@ -40,7 +40,9 @@ export class TestRedis {
    * the publishers' connections going down.
    */
   async cutSubscribers(): Promise<number> {
-    const clients = String(await this.admin().call('CLIENT', 'LIST')).trim().split('\n').length;
+    const clients = String(await this.admin().call('CLIENT', 'LIST'))
+      .trim()
+      .split('\n').length;
     const subscribers = await this.subscribers();
     await this.admin().call('CONFIG', 'SET', 'maxclients', String(clients - subscribers));
     return Number(await this.admin().call('CLIENT', 'KILL', 'TYPE', 'pubsub'));

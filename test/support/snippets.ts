@@ -65,7 +65,11 @@ export interface Started {
 }
 
 /** Starts a program, stdout and stderr together, killed after `timeoutMs`. */
-export function start(command: string, args: string[], options: { input?: string; env: NodeJS.ProcessEnv; cwd: string; timeoutMs: number }): Started {
+export function start(
+  command: string,
+  args: string[],
+  options: { input?: string; env: NodeJS.ProcessEnv; cwd: string; timeoutMs: number },
+): Started {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -86,7 +90,11 @@ export function start(command: string, args: string[], options: { input?: string
 }
 
 /** Runs a program to its end. */
-export function run(command: string, args: string[], options: { input?: string; env: NodeJS.ProcessEnv; cwd: string; timeoutMs: number }): Promise<RunResult> {
+export function run(
+  command: string,
+  args: string[],
+  options: { input?: string; env: NodeJS.ProcessEnv; cwd: string; timeoutMs: number },
+): Promise<RunResult> {
   return start(command, args, options).exited;
 }
 

@@ -54,7 +54,8 @@ export async function startWidgetHost(palaverUrl: string, options: WidgetHostOpt
 </body>
 </html>`;
   // The site's own CSS is deliberately hostile: the widget must look the same whatever it says.
-  const css = 'body { font: 18px/1.6 Georgia, serif; margin: 2rem; color: #222; background: #faf7f0; } button { all: unset; color: red; } * { box-sizing: content-box; }';
+  const css =
+    'body { font: 18px/1.6 Georgia, serif; margin: 2rem; color: #222; background: #faf7f0; } button { all: unset; color: red; } * { box-sizing: content-box; }';
   const settings = `window.palaverSettings = ${JSON.stringify(options.settings ?? {})};`;
   return startLoopbackSite((req, res) => {
     const headers: Record<string, string> = { 'cache-control': 'no-store' };

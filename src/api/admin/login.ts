@@ -14,12 +14,7 @@ export function loginRoutes(router: AppRouter): void {
     // address trusted proxies vouch for (addresses.ts), never a client's own X-Forwarded-For.
     await consumeOrRefuse(ctx.deps.loginAddressLimiter, ctx.ip);
     await consumeOrRefuse(ctx.deps.loginLimiter, normalizeEmail(body.email));
-    const session = await login(
-      ctx.deps.db.orm.em,
-      body.email,
-      body.password,
-      ctx.deps.config.admin.sessionTtlSeconds,
-    );
+    const session = await login(ctx.deps.db.orm.em, body.email, body.password, ctx.deps.config.admin.sessionTtlSeconds);
     if (!session) throw unauthorized('invalid_credentials');
     respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
   });

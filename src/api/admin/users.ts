@@ -65,15 +65,32 @@ export function userRoutes(router: AppRouter): void {
     // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
     // logged: no row refers to it any more, and nobody can download it.
     for (const path of erased.media) {
-      await ctx.deps.media.delete(accountId, path).catch((err: unknown) => ctx.state.log.warn({ err, path }, 'erased upload file not deleted'));
+      await ctx.deps.media
+        .delete(accountId, path)
+        .catch((err: unknown) => ctx.state.log.warn({ err, path }, 'erased upload file not deleted'));
     }
     // The audit record of an erasure: who, when (the log line's time), what; no content.
     ctx.state.log.info(
-      { audit: 'user_erased', operator: ctx.state.operator?.identifier, accountId, userIds: erased.userIds, messages: erased.messages, files: erased.media.length, devices: erased.devices, deliveries: erased.deliveries },
+      {
+        audit: 'user_erased',
+        operator: ctx.state.operator?.identifier,
+        accountId,
+        userIds: erased.userIds,
+        messages: erased.messages,
+        files: erased.media.length,
+        devices: erased.devices,
+        deliveries: erased.deliveries,
+      },
       'user erased',
     );
     respond(ctx, {
-      data: { userIds: erased.userIds, messages: erased.messages, files: erased.media.length, devices: erased.devices, deliveries: erased.deliveries },
+      data: {
+        userIds: erased.userIds,
+        messages: erased.messages,
+        files: erased.media.length,
+        devices: erased.devices,
+        deliveries: erased.deliveries,
+      },
     });
   });
 }

@@ -31,4 +31,3 @@ export function caller(ctx: AppContext): ClientCaller {
 export function conversation(ctx: AppContext): Conversation {
   return openConversation(caller(ctx));
 }
-

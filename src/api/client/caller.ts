@@ -19,7 +19,6 @@ export interface ClientCaller {
   registered: { device: Readonly<Device>; user: Readonly<User> } | null;
 }
 
-
 export interface CallerHeaders {
   identification: string | undefined;
   authorization: string | undefined;
@@ -74,18 +73,20 @@ export class ClientCallers {
     checkOrigin(account, headers.origin);
     const identity = verifyAuthorization(headers.authorization, account, { maxLifetimeSeconds: this.maxLifetimeSeconds });
     const registered =
-      row.device && row.user ? { device: snapshot(this.metadata, DeviceSchema, row.device), user: snapshot(this.metadata, UserSchema, row.user) } : null;
+      row.device && row.user
+        ? { device: snapshot(this.metadata, DeviceSchema, row.device), user: snapshot(this.metadata, UserSchema, row.user) }
+        : null;
     return { account, deviceId, identity, registered };
   }
 
   private async read(keys: readonly CallerKey[]): Promise<Array<Snapshot | null>> {
     const rows = await this.connection.execute<Array<Snapshot & { n: number }>>(
-        `select k.n, row_to_json(a) as account, row_to_json(d) as device, row_to_json(u) as "user"
+      `select k.n, row_to_json(a) as account, row_to_json(d) as device, row_to_json(u) as "user"
          from unnest(?::text[], ?::text[]) with ordinality as k(account_identification, device_id, n)
          join accounts a on a.identification = k.account_identification
          left join devices d on d.account_id = a.id and d.unique_app_device_id = k.device_id
          left join users u on u.id = d.user_id`,
-        [pgTextArray(keys.map((k) => k.accountIdentification)), pgTextArray(keys.map((k) => k.deviceId))],
+      [pgTextArray(keys.map((k) => k.accountIdentification)), pgTextArray(keys.map((k) => k.deviceId))],
     );
     const found = new Map(rows.map((row) => [Number(row.n), row]));
     return keys.map((_, i) => found.get(i + 1) ?? null);

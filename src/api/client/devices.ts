@@ -18,7 +18,11 @@ function logoutRefused(versioned: boolean): AppError {
   const codes = versioned
     ? ['device_requires_authorization', 'device_not_registered']
     : ['device_not_registered', 'device_requires_authorization'];
-  return new AppError(403, codes[0]!, codes.map((message) => ({ type: 'error' as const, message })));
+  return new AppError(
+    403,
+    codes[0]!,
+    codes.map((message) => ({ type: 'error' as const, message })),
+  );
 }
 
 export function deviceRoutes(router: AppRouter, options: { versioned: boolean }): void {
@@ -30,7 +34,7 @@ export function deviceRoutes(router: AppRouter, options: { versioned: boolean })
       account,
       deviceId,
       identity,
-      fields: { ...fields, ...(referer ?? referrer ? { referer: referer ?? referrer } : {}) },
+      fields: { ...fields, ...((referer ?? referrer) ? { referer: referer ?? referrer } : {}) },
       userAdditionalInformation,
       requestUrl: pageUrl,
     }).catch((err: unknown) => {

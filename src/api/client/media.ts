@@ -22,7 +22,12 @@ export function mediaRoutes(router: AppRouter, maxBytes: Readonly<Record<MediaKi
   router.get('/media/:year/:month/:day/:file', async (ctx) => {
     const { year, month, day, file } = parseParams(ctx, mediaParams);
     const { account, user } = conversation(ctx);
-    const found = await readMedia(ctx.deps.db.orm.em, ctx.deps.media, { accountId: account.id, userId: user.id }, `${year}/${month}/${day}/${file}`);
+    const found = await readMedia(
+      ctx.deps.db.orm.em,
+      ctx.deps.media,
+      { accountId: account.id, userId: user.id },
+      `${year}/${month}/${day}/${file}`,
+    );
     if (!found) throw notFound('media_not_found');
     sendMedia(ctx, found);
   });

@@ -1,10 +1,4 @@
-import {
-  findMessage,
-  messagePage,
-  raiseStatus,
-  unseenAgentMessages,
-  type Cursor,
-} from '../../conversations/messages.ts';
+import { findMessage, messagePage, raiseStatus, unseenAgentMessages, type Cursor } from '../../conversations/messages.ts';
 import { respond } from '../../http/respond.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import { notFound } from '../../errors.ts';

@@ -17,7 +17,9 @@ import { messageRoutes } from './messages.ts';
 export const CLIENT_PREFIXES = ['', ...['2', '3', '4', '5', '6', '7', '8', '9'].map((minor) => `/clientApi/v1.${minor}`)];
 
 const CLIENT_PATH = new RegExp(
-  `^(?:${CLIENT_PREFIXES.filter(Boolean).map((p) => p.replaceAll('.', '\\.')).join('|')})?/(?:devices|messages|media|services/event)(?:/|$)`,
+  `^(?:${CLIENT_PREFIXES.filter(Boolean)
+    .map((p) => p.replaceAll('.', '\\.'))
+    .join('|')})?/(?:devices|messages|media|services/event)(?:/|$)`,
 );
 
 /** Whether a request path is one of the Client API's (for CORS and text/plain JSON). */

@@ -39,8 +39,7 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
   const conversationOf = async (socket: ClientSocket) => openConversation(await deps.callers.identify(socket.data.headers));
 
   /** Runs one client event like its REST route: limit, work, and the envelope as the answer. */
-  const handler =
-    (event: keyof ClientToServerEvents, path: string, work: Work): Handler =>
+  const handler = (event: keyof ClientToServerEvents, path: string, work: Work): Handler =>
     function (this: ClientSocket, ...args: unknown[]) {
       const origin = { path, method: 'post', startedAt: process.hrtime.bigint() };
       // The acknowledgement is the last argument, whatever came before it: `emit('startTyping', cb)`

@@ -33,7 +33,8 @@ function agentContent(body: AgentMessageBody): AgentContentInput | null {
       buttons: buttons(item.buttons),
     })),
   };
-  const empty = content.title === null && content.buttons.length === 0 && content.quickReplies.length === 0 && content.carousel.length === 0;
+  const empty =
+    content.title === null && content.buttons.length === 0 && content.quickReplies.length === 0 && content.carousel.length === 0;
   return empty ? null : content;
 }
 
@@ -113,7 +114,15 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
   router.post('/users/:userId/media', multipart(Math.max(...Object.values(mediaMaxBytes))), async (ctx) => {
     const media = await withUploadedFile(ctx, 'media', async (file) => {
       const { caller, user } = await targetUser(ctx);
-      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, caller.account, user, file, mediaMaxBytes, ctx.deps.config.media.storageQuotaBytes);
+      return uploadMedia(
+        ctx.deps.db.orm.em,
+        ctx.deps.media,
+        caller.account,
+        user,
+        file,
+        mediaMaxBytes,
+        ctx.deps.config.media.storageQuotaBytes,
+      );
     });
     respond(ctx, { data: { media: media.id } }, 201);
   });

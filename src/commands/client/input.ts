@@ -74,7 +74,10 @@ export const messageBody = z
      * not): sending the same id again from the same device writes nothing and answers the
      * message written the first time, so a client may retry whenever it did not hear the answer.
      */
-    clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, '8 to 64 letters, digits, - or _').optional(),
+    clientMessageId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{8,64}$/, '8 to 64 letters, digits, - or _')
+      .optional(),
     referer,
     referrer: referer,
   })
@@ -95,7 +98,10 @@ export type DeviceBody = z.output<typeof deviceBody>;
 export type MessageBody = z.output<typeof messageBody>;
 
 /** `referer` (or `referrer`) from the body, else the transport's Referer header, as sent. */
-export function pageAddress(body: { referer?: string | undefined; referrer?: string | undefined }, refererHeader: string | undefined): string | null {
+export function pageAddress(
+  body: { referer?: string | undefined; referrer?: string | undefined },
+  refererHeader: string | undefined,
+): string | null {
   const header = refererHeader?.replaceAll('\u0000', '');
   return body.referer ?? body.referrer ?? (header && header.length <= MAX_REFERER_LENGTH ? header : null);
 }

@@ -23,7 +23,10 @@ export const AccountSchema = defineEntity({
     stickyMessage: p.text().nullable(),
     settings: p.json<AccountSettings>(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 

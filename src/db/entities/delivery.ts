@@ -30,7 +30,10 @@ export const DeliverySchema = defineEntity({
     lastStatus: p.integer().nullable(),
     lastError: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
     deliveredAt: p.datetime().nullable(),
   }),
 });

@@ -19,7 +19,10 @@ export const ServiceSchema = defineEntity({
     /** 'operator' (PATCH enabled: false) or 'webhook_gone' (the endpoint answered 410). */
     disabledReason: p.string().$type<ServiceDisabledReason>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 

@@ -24,7 +24,10 @@ export const UserSchema = defineEntity({
     agentTypingUntil: p.datetime().nullable(),
     mergedIntoUserId: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   }),
 });
 

@@ -13,7 +13,9 @@ export class Migration20261220000000_push extends Migration {
     this.addSql(`alter table deliveries add constraint deliveries_target_check check ((service_id is null) <> (device_id is null));`);
     // Chains are (Service or 0, ordering key): the index follows the expression the statements use.
     this.addSql(`drop index deliveries_order_index;`);
-    this.addSql(`create index deliveries_order_index on deliveries ((coalesce(service_id, 0)), ordering_key, seq) where state = 'pending';`);
+    this.addSql(
+      `create index deliveries_order_index on deliveries ((coalesce(service_id, 0)), ordering_key, seq) where state = 'pending';`,
+    );
     // The push deliveries log of an account walks its devices' rows newest first.
     this.addSql(`create index deliveries_device_state_index on deliveries (device_id, state, seq) where device_id is not null;`);
     this.addSql(`

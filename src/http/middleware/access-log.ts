@@ -11,10 +11,7 @@ export function accessLog(): Middleware<AppState, AppContextExtras> {
       // The matched route pattern, not the raw path, so ids do not explode label cardinality.
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       ctx.deps.metrics.httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
-      ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) },
-        'request',
-      );
+      ctx.state.log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
     }
   };
 }

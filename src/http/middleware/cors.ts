@@ -12,7 +12,10 @@ import type { AppContextExtras, AppState } from '../types.ts';
 
 const CORS_HEADERS = ['access-control-allow-origin', 'access-control-expose-headers'];
 
-export function clientCors(options: { maxAgeSeconds: number; isClientPath: (path: string) => boolean }): Middleware<AppState, AppContextExtras> {
+export function clientCors(options: {
+  maxAgeSeconds: number;
+  isClientPath: (path: string) => boolean;
+}): Middleware<AppState, AppContextExtras> {
   const handle = cors({
     // Echo the caller's origin (no credentials are ever allowed); no Origin, no CORS headers.
     origin: (ctx) => ctx.get('origin'),
@@ -30,7 +33,10 @@ export function clientCors(options: { maxAgeSeconds: number; isClientPath: (path
     await handle(ctx, next);
     if (ctx.state.refusedOrigin !== undefined) {
       for (const name of CORS_HEADERS) ctx.remove(name);
-      ctx.state.log.info({ origin: ctx.state.refusedOrigin, path: ctx.path }, 'cross-origin request refused: origin not allowed by the account');
+      ctx.state.log.info(
+        { origin: ctx.state.refusedOrigin, path: ctx.path },
+        'cross-origin request refused: origin not allowed by the account',
+      );
     }
   };
 }

@@ -37,11 +37,7 @@ export function multipart(maxBytes: number): Middleware<AppState, AppContextExtr
 }
 
 /** Hands the named file's bytes to `use`; 422 missing_media (the code clients show a text for) when the field is missing. */
-export async function withUploadedFile<T>(
-  ctx: AppContext,
-  field: string,
-  use: (file: UploadedFile) => Promise<T>,
-): Promise<T> {
+export async function withUploadedFile<T>(ctx: AppContext, field: string, use: (file: UploadedFile) => Promise<T>): Promise<T> {
   try {
     const files = ctx.request.files?.[field];
     const file = Array.isArray(files) ? files[0] : files;

@@ -62,7 +62,12 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   if (body !== undefined) headers['content-type'] = 'application/json';
   const token = session.token;
   if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(`/adminApi${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+  const response = await fetch(`/adminApi${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'omit',
+  });
   const envelope = (await response.json().catch(() => null)) as Envelope<T> | null;
   if (!response.ok || !envelope) {
     const error = new ApiError(response.status, envelope?.notifications ?? []);

@@ -51,18 +51,34 @@ function layout(operator: Me): HTMLElement {
   signOut.addEventListener('click', () => {
     signOut.disabled = true;
     // Ended on the server first: the token is refused from now on, wherever it was copied.
-    api.delete('/session').catch(() => undefined).finally(() => {
-      session.clear();
-      disconnectLive();
-      me = null;
-      location.hash = '';
-      void start();
-    });
+    api
+      .delete('/session')
+      .catch(() => undefined)
+      .finally(() => {
+        session.clear();
+        disconnectLive();
+        me = null;
+        location.hash = '';
+        void start();
+      });
   });
   const links: Array<[string, string]> = [['#/accounts', 'Accounts']];
   if (can(operator.grants, 'operators:manage', null)) links.push(['#/operators', 'Operators']);
-  const header = h('header', { class: 'top' },
-    h('a', { class: 'skip', href: '#main', onclick: (e: Event) => { e.preventDefault(); main.focus(); } }, 'Skip to content'),
+  const header = h(
+    'header',
+    { class: 'top' },
+    h(
+      'a',
+      {
+        class: 'skip',
+        href: '#main',
+        onclick: (e: Event) => {
+          e.preventDefault();
+          main.focus();
+        },
+      },
+      'Skip to content',
+    ),
     h('a', { class: 'brand', href: '#/accounts' }, 'Palaver'),
     h('nav', { 'aria-label': 'Main' }, ...links.map(([href, text]) => h('a', { href, 'data-nav': href }, text))),
     h('span', { class: 'who' }, operator.email),
@@ -76,10 +92,11 @@ async function route(): Promise<void> {
   if (!me) return;
   for (const cleanup of leaving) cleanup();
   leaving = [];
-  const main = (document.getElementById('main')) ?? layout(me);
+  const main = document.getElementById('main') ?? layout(me);
   const hash = location.hash;
   for (const link of root.querySelectorAll<HTMLAnchorElement>('nav a')) {
-    const current = hash.startsWith(link.getAttribute('data-nav') ?? '-') || (hash === '' && link.getAttribute('data-nav') === '#/accounts');
+    const current =
+      hash.startsWith(link.getAttribute('data-nav') ?? '-') || (hash === '' && link.getAttribute('data-nav') === '#/accounts');
     if (current) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
@@ -90,7 +107,10 @@ async function route(): Promise<void> {
     return;
   }
   const [match, page] = found;
-  const params = (match ?? []).slice(1).filter((p) => p !== undefined).map(Number);
+  const params = (match ?? [])
+    .slice(1)
+    .filter((p) => p !== undefined)
+    .map(Number);
   try {
     await page({ main, me, onLeave: (cleanup) => leaving.push(cleanup) }, ...params);
   } catch (err) {

@@ -6,5 +6,7 @@ const IMPLIED_BY: Record<string, string[]> = { 'deliveries:read': ['deliveries:m
 
 export function can(grants: readonly Grant[], permission: string, accountId: number | null): boolean {
   const granting = [permission, ...(IMPLIED_BY[permission] ?? [])];
-  return grants.some((g) => (g.permission === '*' || granting.includes(g.permission)) && (g.accountId === null || g.accountId === accountId));
+  return grants.some(
+    (g) => (g.permission === '*' || granting.includes(g.permission)) && (g.accountId === null || g.accountId === accountId),
+  );
 }

@@ -36,19 +36,30 @@ export async function busy(button: HTMLButtonElement, line: HTMLElement | null, 
 export function secretBox(label: string, value: string, note = 'Shown once: copy it now.'): HTMLDivElement {
   const copied = statusLine();
   const input = h('input', { readonly: true, value, 'aria-label': label, class: 'secret', spellcheck: 'false' });
-  const copy = h('button', {
-    type: 'button',
-    class: 'secondary',
-    'aria-label': `Copy ${label}`,
-    onclick: () => {
-      input.select();
-      navigator.clipboard?.writeText(value).then(
-        () => say(copied, 'Copied.'),
-        () => say(copied, 'Selected: press Ctrl+C to copy.'),
-      );
+  const copy = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      'aria-label': `Copy ${label}`,
+      onclick: () => {
+        input.select();
+        navigator.clipboard?.writeText(value).then(
+          () => say(copied, 'Copied.'),
+          () => say(copied, 'Selected: press Ctrl+C to copy.'),
+        );
+      },
     },
-  }, 'Copy');
-  return h('div', { class: 'secret-box' }, h('span', { class: 'secret-label' }, label), h('div', { class: 'row' }, input, copy), h('p', { class: 'hint' }, note), copied);
+    'Copy',
+  );
+  return h(
+    'div',
+    { class: 'secret-box' },
+    h('span', { class: 'secret-label' }, label),
+    h('div', { class: 'row' }, input, copy),
+    h('p', { class: 'hint' }, note),
+    copied,
+  );
 }
 
 /** A modal confirmation; resolves true when confirmed. Escape and Cancel resolve false. */
@@ -64,9 +75,12 @@ export function confirm(title: string, text: string, confirmLabel: string): Prom
       dialog,
       h('h2', {}, title),
       h('p', {}, text),
-      h('div', { class: 'row end' },
+      h(
+        'div',
+        { class: 'row end' },
         h('button', { type: 'button', class: 'secondary', onclick: () => done(false) }, 'Cancel'),
-        h('button', { type: 'button', class: 'danger', onclick: () => done(true) }, confirmLabel)),
+        h('button', { type: 'button', class: 'danger', onclick: () => done(true) }, confirmLabel),
+      ),
     );
     dialog.addEventListener('cancel', (event) => {
       event.preventDefault();

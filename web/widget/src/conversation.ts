@@ -70,7 +70,15 @@ export class Conversation {
       agent: null,
       title: null,
       media: outgoing.file
-        ? { id: '', mimeType: outgoing.file.type, year: '', month: '', day: '', filename: outgoing.file.name, description: outgoing.file.name }
+        ? {
+            id: '',
+            mimeType: outgoing.file.type,
+            year: '',
+            month: '',
+            day: '',
+            filename: outgoing.file.name,
+            description: outgoing.file.name,
+          }
         : null,
       buttons: [],
       quickReplies: [],

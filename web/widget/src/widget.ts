@@ -13,9 +13,21 @@ import { View } from './ui/view.ts';
 import { h } from './ui/dom.ts';
 
 /** Codes with which Palaver refuses a device that is registered but called without (valid) authorization. */
-const NEEDS_AUTHORIZATION = new Set(['device_requires_authorization', 'device_not_registered', 'authorization_expired', 'invalid_authorization']);
+const NEEDS_AUTHORIZATION = new Set([
+  'device_requires_authorization',
+  'device_not_registered',
+  'authorization_expired',
+  'invalid_authorization',
+]);
 /** A refusal of the message itself: trying it again cannot help. */
-const FINAL = new Set(['validation_failed', 'media_not_found', 'invalid_media_type', 'media_too_large', 'storage_quota_exceeded', 'missing_media']);
+const FINAL = new Set([
+  'validation_failed',
+  'media_not_found',
+  'invalid_media_type',
+  'media_too_large',
+  'storage_quota_exceeded',
+  'missing_media',
+]);
 /** The visitor stops typing (stopTyping) after this long without a key. */
 const TYPING_IDLE_MS = 3000;
 /** startTyping is sent again this often while typing goes on, within the server's typing timeout. */
@@ -143,7 +155,11 @@ export class Widget {
     clearTimeout(this.retryTimer);
     document.removeEventListener('visibilitychange', this.onVisibility);
     window.removeEventListener('online', this.onOnline);
-    for (const url of this.fileUrls.values()) void url.then((u) => URL.revokeObjectURL(u), () => undefined);
+    for (const url of this.fileUrls.values())
+      void url.then(
+        (u) => URL.revokeObjectURL(u),
+        () => undefined,
+      );
     this.view.host.remove();
     this.events.clear();
   }
@@ -370,7 +386,8 @@ export class Widget {
       credentials: 'omit',
     });
     const answer = (await response.json()) as { data?: { messageId?: string }; notifications?: Array<{ message: string }> };
-    if (!response.ok || !answer.data?.messageId) throw new ApiError(response.status, answer.notifications?.[0]?.message ?? `http_${response.status}`);
+    if (!response.ok || !answer.data?.messageId)
+      throw new ApiError(response.status, answer.notifications?.[0]?.message ?? `http_${response.status}`);
     return Number(answer.data.messageId);
   }
 
@@ -476,7 +493,8 @@ export class Widget {
     const entries = c.entries();
     const lastVisitor = [...c.messages.values()].filter((m) => m.typeId === 1).reduce((a, m) => Math.max(a, m.id), 0);
     const wanted: HTMLElement[] = [];
-    if (c.olderThan === null && c.welcomeMessage) wanted.push(this.keyed('welcome', c.welcomeMessage, () => h('li', { class: 'welcome' }, c.welcomeMessage ?? '')));
+    if (c.olderThan === null && c.welcomeMessage)
+      wanted.push(this.keyed('welcome', c.welcomeMessage, () => h('li', { class: 'welcome' }, c.welcomeMessage ?? '')));
     let previous: ChatMessage | undefined;
     for (const entry of entries) {
       if (entry.kind === 'message') {
@@ -485,7 +503,9 @@ export class Widget {
         // A run of one agent's messages names the agent once.
         const follows = m.typeId === 2 && previous?.typeId === 2 && previous.agent?.id === m.agent?.id;
         previous = m;
-        wanted.push(this.keyed(`m${m.id}`, `${m.status}:${showSeen}:${follows}`, () => renderMessage(m, this.actions, { showSeen, follows })));
+        wanted.push(
+          this.keyed(`m${m.id}`, `${m.status}:${showSeen}:${follows}`, () => renderMessage(m, this.actions, { showSeen, follows })),
+        );
       } else {
         const o = entry.outgoing;
         wanted.push(this.keyed(`o${o.key}`, `${o.state}:${o.error}`, () => renderOutgoing(o, this.actions)));
@@ -511,7 +531,9 @@ export class Widget {
 
     const typing = c.typing;
     view.typing.replaceChildren(
-      ...(typing ? [h('span', { class: 'dots', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')), s.typing(typing.name || s.agentFallback)] : []),
+      ...(typing
+        ? [h('span', { class: 'dots', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')), s.typing(typing.name || s.agentFallback)]
+        : []),
     );
 
     const last = c.last();

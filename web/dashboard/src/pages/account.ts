@@ -14,13 +14,18 @@ export async function accountPage(ctx: PageContext, accountId: number): Promise<
 async function render(ctx: PageContext, accountId: number, created: HTMLElement | null): Promise<void> {
   const account = (await api.get<AccountOverview>(`/accounts/${accountId}`)).data;
   const mayRead = can(ctx.me.grants, 'conversations:read', accountId);
-  show(ctx.main,
+  show(
+    ctx.main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', account.name),
     h('h1', {}, account.name),
     mayRead ? h('p', {}, h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations')) : null,
-    h('div', { class: 'columns' },
+    h(
+      'div',
+      { class: 'columns' },
       h('div', {}, servicesSection(ctx, account, created), defaultServiceSection(ctx, account)),
-      h('div', {}, settingsSection(ctx, account), snippetSection(account))));
+      h('div', {}, settingsSection(ctx, account), snippetSection(account)),
+    ),
+  );
 }
 
 function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElement {
@@ -34,7 +39,9 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
   origins.value = account.allowedOrigins.join('\n');
   const button = h('button', { type: 'submit', disabled: !editable }, 'Save settings');
   const status = statusLine();
-  const form = h('form', { class: 'card', 'aria-labelledby': 'settings-title' },
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'settings-title' },
     h('h2', { id: 'settings-title' }, 'Settings'),
     field('Name', name),
     field('Welcome message', welcome, 'Shown to a user before their first message.'),
@@ -42,7 +49,8 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
     field('Allowed widget origins', origins, 'One origin per line, such as https://shop.example. Empty: any origin.'),
     button,
     editable ? null : h('p', { class: 'hint' }, 'You need the accounts:edit permission to change these.'),
-    status);
+    status,
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(button, status, async () => {
@@ -61,33 +69,58 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
 
 function snippetSection(account: AccountOverview): HTMLElement {
   const snippet = `<script src="${location.origin}/widget.js" data-account="${account.identification}" async></script>`;
-  return h('section', { class: 'card', 'aria-labelledby': 'embed-title' },
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'embed-title' },
     h('h2', { id: 'embed-title' }, 'Embed the widget'),
     h('p', { class: 'hint' }, 'Paste this into the pages where the chat should appear.'),
     secretBox('Embed snippet', snippet, 'Add the page origins to the allowed widget origins.'),
-    h('p', {}, 'Account identification: ', h('code', {}, account.identification)));
+    h('p', {}, 'Account identification: ', h('code', {}, account.identification)),
+  );
 }
 
 function defaultServiceSection(ctx: PageContext, account: AccountOverview): HTMLElement {
   const editable = can(ctx.me.grants, 'services:edit', account.id);
-  const select = h('select', { name: 'defaultService', disabled: !editable || account.services.length === 0 },
-    ...account.services.map((s) => h('option', { value: s.identification, selected: s.isDefault }, s.name)));
-  const reason = editable ? null : h('p', { class: 'hint', id: 'default-reason' }, 'You need the services:edit permission on this account to change the default Service.');
+  const select = h(
+    'select',
+    { name: 'defaultService', disabled: !editable || account.services.length === 0 },
+    ...account.services.map((s) => h('option', { value: s.identification, selected: s.isDefault }, s.name)),
+  );
+  const reason = editable
+    ? null
+    : h(
+        'p',
+        { class: 'hint', id: 'default-reason' },
+        'You need the services:edit permission on this account to change the default Service.',
+      );
   const button = h('button', { type: 'submit', disabled: !editable || account.services.length === 0 }, 'Change default Service');
   if (reason) {
     select.setAttribute('aria-describedby', 'default-reason');
     button.setAttribute('aria-describedby', 'default-reason');
   }
   const status = statusLine();
-  const form = h('form', { class: 'card', 'aria-labelledby': 'default-title' },
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'default-title' },
     h('h2', { id: 'default-title' }, 'Default Service'),
     h('p', { class: 'hint' }, 'New users belong to it. A change is delivered to every Service as changeDefaultService.'),
-    field('Default Service', select), button, reason, status);
+    field('Default Service', select),
+    button,
+    reason,
+    status,
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(button, status, async () => {
-      const answer = await api.put<AccountOverview & { changed: boolean }>(`/accounts/${account.id}/default-service`, { serviceIdentification: select.value });
-      say(status, answer.data.changed ? `${answer.data.defaultService?.name ?? 'The Service'} is now the default; every Service is told.` : 'That Service already is the default.');
+      const answer = await api.put<AccountOverview & { changed: boolean }>(`/accounts/${account.id}/default-service`, {
+        serviceIdentification: select.value,
+      });
+      say(
+        status,
+        answer.data.changed
+          ? `${answer.data.defaultService?.name ?? 'The Service'} is now the default; every Service is told.`
+          : 'That Service already is the default.',
+      );
     });
   });
   return form;
@@ -95,14 +128,25 @@ function defaultServiceSection(ctx: PageContext, account: AccountOverview): HTML
 
 function servicesSection(ctx: PageContext, account: AccountOverview, created: HTMLElement | null): HTMLElement {
   const editable = can(ctx.me.grants, 'services:edit', account.id);
-  const rows = account.services.map((s: Service) => h('li', { class: 'service-row' },
-    h('a', { href: `#/accounts/${account.id}/services/${s.id}` }, s.name),
-    ' ', s.isDefault ? badge('default', 'ok') : null, ' ', s.enabled ? null : badge('disabled', 'warn'),
-    h('div', { class: 'hint' }, s.webhookUrl ?? 'No webhook URL')));
-  const section = h('section', { class: 'card', 'aria-labelledby': 'services-title' },
+  const rows = account.services.map((s: Service) =>
+    h(
+      'li',
+      { class: 'service-row' },
+      h('a', { href: `#/accounts/${account.id}/services/${s.id}` }, s.name),
+      ' ',
+      s.isDefault ? badge('default', 'ok') : null,
+      ' ',
+      s.enabled ? null : badge('disabled', 'warn'),
+      h('div', { class: 'hint' }, s.webhookUrl ?? 'No webhook URL'),
+    ),
+  );
+  const section = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'services-title' },
     h('h2', { id: 'services-title' }, 'Services'),
     created,
-    rows.length ? h('ul', { class: 'plain' }, ...rows) : h('p', { class: 'empty' }, 'No Service yet: create one to receive conversations.'));
+    rows.length ? h('ul', { class: 'plain' }, ...rows) : h('p', { class: 'empty' }, 'No Service yet: create one to receive conversations.'),
+  );
   if (!editable) return section;
   const name = h('input', { name: 'serviceName', required: true, maxlength: 255 });
   const url = h('input', { name: 'webhookUrl', type: 'url', placeholder: 'https://backend.example/palaver', spellcheck: 'false' });
@@ -110,20 +154,38 @@ function servicesSection(ctx: PageContext, account: AccountOverview, created: HT
   url.addEventListener('input', () => (warning.textContent = privateAddressWarning(url.value)));
   const button = h('button', { type: 'submit' }, 'Create Service');
   const status = statusLine();
-  const form = h('form', { 'aria-labelledby': 'new-service' }, h('h3', { id: 'new-service' }, 'New Service'), field('Service name', name), field('Webhook URL', url), warning, button, status);
+  const form = h(
+    'form',
+    { 'aria-labelledby': 'new-service' },
+    h('h3', { id: 'new-service' }, 'New Service'),
+    field('Service name', name),
+    field('Webhook URL', url),
+    warning,
+    button,
+    status,
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(button, status, async () => {
-      const created = (await api.post<Service & { apiKey: string; signingSecret: string }>(`/accounts/${account.id}/services`, {
-        name: name.value,
-        webhookUrl: url.value.trim() === '' ? null : url.value.trim(),
-      })).data;
+      const created = (
+        await api.post<Service & { apiKey: string; signingSecret: string }>(`/accounts/${account.id}/services`, {
+          name: name.value,
+          webhookUrl: url.value.trim() === '' ? null : url.value.trim(),
+        })
+      ).data;
       // The list and the default Service selector include it now; its secrets stay on top.
-      await render(ctx, account.id, h('div', { class: 'created' },
-        h('p', { role: 'status', class: 'status ok' }, `Service ${created.name} created.`),
-        secretBox('API key', created.apiKey),
-        secretBox('Signing secret', created.signingSecret, 'Shown once: your receiver verifies webhook signatures with it.'),
-        h('p', {}, h('a', { href: `#/accounts/${account.id}/services/${created.id}` }, `Open ${created.name}`))));
+      await render(
+        ctx,
+        account.id,
+        h(
+          'div',
+          { class: 'created' },
+          h('p', { role: 'status', class: 'status ok' }, `Service ${created.name} created.`),
+          secretBox('API key', created.apiKey),
+          secretBox('Signing secret', created.signingSecret, 'Shown once: your receiver verifies webhook signatures with it.'),
+          h('p', {}, h('a', { href: `#/accounts/${account.id}/services/${created.id}` }, `Open ${created.name}`)),
+        ),
+      );
     });
   });
   section.append(form);

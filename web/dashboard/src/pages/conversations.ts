@@ -24,17 +24,35 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
   const renderList = async () => {
     const users = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=100`)).data;
     // Newest activity first: a user's last message (fetched per user, one page of one message).
-    const withLast = await Promise.all(users.map(async (user) => {
-      const last = (await api.get<ChatMessage[]>(`/accounts/${accountId}/users/${user.id}/messages?limit=1`)).data[0] ?? null;
-      return { user, last };
-    }));
+    const withLast = await Promise.all(
+      users.map(async (user) => {
+        const last = (await api.get<ChatMessage[]>(`/accounts/${accountId}/users/${user.id}/messages?limit=1`)).data[0] ?? null;
+        return { user, last };
+      }),
+    );
     withLast.sort((a, b) => (b.last?.time ?? Date.parse(b.user.createdAt) / 1000) - (a.last?.time ?? Date.parse(a.user.createdAt) / 1000));
-    show(list, ...(withLast.length === 0 ? [h('li', { class: 'empty' }, 'No conversations yet.')] : withLast.map(({ user, last }) =>
-      h('li', { class: user.id === userId ? 'current' : '' },
-        h('a', { href: `#/accounts/${accountId}/conversations/${user.id}`, 'aria-current': user.id === userId ? 'page' : null },
-          h('strong', {}, userName(user)),
-          h('span', { class: 'last' }, last ? (last.message ?? (last.image ? '[file]' : '')) : 'No messages'),
-          h('span', { class: 'hint' }, `${services.get(user.ownerServiceId) ?? 'Service'}${user.agent ? ` · ${user.agent.name}` : ''}${last ? ` · ${formatTime(last.time)}` : ''}`))))));
+    show(
+      list,
+      ...(withLast.length === 0
+        ? [h('li', { class: 'empty' }, 'No conversations yet.')]
+        : withLast.map(({ user, last }) =>
+            h(
+              'li',
+              { class: user.id === userId ? 'current' : '' },
+              h(
+                'a',
+                { href: `#/accounts/${accountId}/conversations/${user.id}`, 'aria-current': user.id === userId ? 'page' : null },
+                h('strong', {}, userName(user)),
+                h('span', { class: 'last' }, last ? (last.message ?? (last.image ? '[file]' : '')) : 'No messages'),
+                h(
+                  'span',
+                  { class: 'hint' },
+                  `${services.get(user.ownerServiceId) ?? 'Service'}${user.agent ? ` · ${user.agent.name}` : ''}${last ? ` · ${formatTime(last.time)}` : ''}`,
+                ),
+              ),
+            ),
+          )),
+    );
   };
 
   const renderConversation = async () => {
@@ -46,44 +64,103 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
     const messages = [...answer.data].sort((a, b) => a.id - b.id);
     const agent = answer.agent as { name: string } | null;
     const status = statusLine();
-    const erase = can(ctx.me.grants, 'users:delete', accountId) ? h('button', { type: 'button', class: 'danger' }, 'Delete user (GDPR)') : null;
-    erase?.addEventListener('click', () => void (async () => {
-      if (!(await confirm('Delete user', 'The user, their messages, files, devices and deliveries are erased for good. This cannot be undone.', 'Delete for good'))) return;
-      await busy(erase, status, async () => {
-        await api.delete(`/accounts/${accountId}/users/${userId}`);
-        location.hash = `#/accounts/${accountId}/conversations`;
-      });
-    })());
-    const user = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${userId + 1}`)).data.find((u) => u.id === userId);
-    const ownerForm = user ? ownerSection(ctx, account, user, async () => {
-      await renderList();
-      await renderConversation();
-    }) : null;
-    show(view,
-      h('div', { class: 'row spread' }, h('div', { class: 'row' }, h('h2', {}, user ? userName(user) : `User ${userId}`), agent ? badge(`agent: ${agent.name}`, 'ok') : null), erase),
-      user ? h('p', { class: 'hint' }, `${user.kind === 'registered' ? 'Registered' : 'Anonymous'} · owner ${services.get(user.ownerServiceId) ?? 'Service'} · since ${formatTime(user.createdAt)}`) : null,
+    const erase = can(ctx.me.grants, 'users:delete', accountId)
+      ? h('button', { type: 'button', class: 'danger' }, 'Delete user (GDPR)')
+      : null;
+    erase?.addEventListener(
+      'click',
+      () =>
+        void (async () => {
+          if (
+            !(await confirm(
+              'Delete user',
+              'The user, their messages, files, devices and deliveries are erased for good. This cannot be undone.',
+              'Delete for good',
+            ))
+          )
+            return;
+          await busy(erase, status, async () => {
+            await api.delete(`/accounts/${accountId}/users/${userId}`);
+            location.hash = `#/accounts/${accountId}/conversations`;
+          });
+        })(),
+    );
+    const user = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${userId + 1}`)).data.find(
+      (u) => u.id === userId,
+    );
+    const ownerForm = user
+      ? ownerSection(ctx, account, user, async () => {
+          await renderList();
+          await renderConversation();
+        })
+      : null;
+    show(
+      view,
+      h(
+        'div',
+        { class: 'row spread' },
+        h(
+          'div',
+          { class: 'row' },
+          h('h2', {}, user ? userName(user) : `User ${userId}`),
+          agent ? badge(`agent: ${agent.name}`, 'ok') : null,
+        ),
+        erase,
+      ),
+      user
+        ? h(
+            'p',
+            { class: 'hint' },
+            `${user.kind === 'registered' ? 'Registered' : 'Anonymous'} · owner ${services.get(user.ownerServiceId) ?? 'Service'} · since ${formatTime(user.createdAt)}`,
+          )
+        : null,
       status,
       ownerForm,
-      h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' }, ...messages.map((m) => {
-        const who = TYPE_NAMES[m.typeId] ?? 'system';
-        return h('li', { class: `message ${who}` },
-          h('span', { class: 'author' }, who === 'agent' ? (m.agent?.name ?? 'Agent') : who === 'user' ? 'User' : 'System'),
-          m.message ? h('span', { class: 'text' }, m.message) : null,
-          m.media ? h('span', { class: 'file' }, `${m.media.mimeType.startsWith('image/') ? 'Image' : 'File'}: ${m.media.filename}${m.media.description ? ` (${m.media.description})` : ''}`) : null,
-          h('time', { class: 'hint' }, formatTime(m.time)));
-      })));
+      h(
+        'ol',
+        { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' },
+        ...messages.map((m) => {
+          const who = TYPE_NAMES[m.typeId] ?? 'system';
+          return h(
+            'li',
+            { class: `message ${who}` },
+            h('span', { class: 'author' }, who === 'agent' ? (m.agent?.name ?? 'Agent') : who === 'user' ? 'User' : 'System'),
+            m.message ? h('span', { class: 'text' }, m.message) : null,
+            m.media
+              ? h(
+                  'span',
+                  { class: 'file' },
+                  `${m.media.mimeType.startsWith('image/') ? 'Image' : 'File'}: ${m.media.filename}${m.media.description ? ` (${m.media.description})` : ''}`,
+                )
+              : null,
+            h('time', { class: 'hint' }, formatTime(m.time)),
+          );
+        }),
+      ),
+    );
   };
 
-  show(ctx.main,
-    h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', h('a', { href: `#/accounts/${accountId}` }, account.name), ' / Conversations'),
+  show(
+    ctx.main,
+    h(
+      'p',
+      { class: 'crumbs' },
+      h('a', { href: '#/accounts' }, 'Accounts'),
+      ' / ',
+      h('a', { href: `#/accounts/${accountId}` }, account.name),
+      ' / Conversations',
+    ),
     h('h1', {}, 'Conversations'),
-    h('div', { class: 'split' }, h('section', { class: 'card', 'aria-label': 'Conversation list' }, list), view));
+    h('div', { class: 'split' }, h('section', { class: 'card', 'aria-label': 'Conversation list' }, list), view),
+  );
   await Promise.all([renderList(), renderConversation()]);
-  ctx.onLeave(onConversation((change) => {
-    if (change.accountId !== accountId) return;
-    void renderList();
-    if (change.userId === userId) void renderConversation();
-  }));
+  ctx.onLeave(
+    onConversation((change) => {
+      if (change.accountId !== accountId) return;
+      void renderList();
+      if (change.userId === userId) void renderConversation();
+    }),
+  );
 }
 
 /**
@@ -92,16 +169,27 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
  */
 function ownerSection(ctx: PageContext, account: AccountOverview, user: UserSummary, changed: () => Promise<void>): HTMLElement {
   const editable = can(ctx.me.grants, 'services:edit', account.id);
-  const select = h('select', { name: 'owner', disabled: !editable },
-    ...account.services.map((s) => h('option', { value: s.identification, selected: s.id === user.ownerServiceId }, s.name)));
+  const select = h(
+    'select',
+    { name: 'owner', disabled: !editable },
+    ...account.services.map((s) => h('option', { value: s.identification, selected: s.id === user.ownerServiceId }, s.name)),
+  );
   const button = h('button', { type: 'submit', class: 'secondary', disabled: !editable }, 'Change owner');
   const status = statusLine();
-  const form = h('form', { class: 'row owner' }, field('Owner Service', select), button,
-    editable ? null : h('span', { class: 'hint' }, 'Changing the owner needs the services:edit permission.'), status);
+  const form = h(
+    'form',
+    { class: 'row owner' },
+    field('Owner Service', select),
+    button,
+    editable ? null : h('span', { class: 'hint' }, 'Changing the owner needs the services:edit permission.'),
+    status,
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(button, status, async () => {
-      const answer = await api.put<{ changed: boolean }>(`/accounts/${account.id}/users/${user.id}/owner`, { serviceIdentification: select.value });
+      const answer = await api.put<{ changed: boolean }>(`/accounts/${account.id}/users/${user.id}/owner`, {
+        serviceIdentification: select.value,
+      });
       say(status, answer.data.changed ? 'Owner changed; both Services are told.' : 'That Service already owns it.');
       if (answer.data.changed) await changed();
     });

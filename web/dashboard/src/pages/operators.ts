@@ -4,7 +4,18 @@ import type { PageContext } from '../main.ts';
 import type { Operator } from '../types.ts';
 import { busy, say, statusLine } from '../ui.ts';
 
-const PERMISSIONS = ['*', 'accounts:create', 'accounts:read', 'accounts:edit', 'services:edit', 'conversations:read', 'users:delete', 'deliveries:read', 'deliveries:manage', 'operators:manage'];
+const PERMISSIONS = [
+  '*',
+  'accounts:create',
+  'accounts:read',
+  'accounts:edit',
+  'services:edit',
+  'conversations:read',
+  'users:delete',
+  'deliveries:read',
+  'deliveries:manage',
+  'operators:manage',
+];
 
 /** "accounts:read@3, services:edit@*" — the grants as one editable line. */
 function grantsText(operator: Operator): string {
@@ -12,10 +23,13 @@ function grantsText(operator: Operator): string {
 }
 
 function parseGrants(text: string): Array<{ permission: string; accountId: number | null }> {
-  return text.split(/[\s,]+/).filter((t) => t !== '').map((token) => {
-    const [permission = '', where = '*'] = token.split('@');
-    return { permission, accountId: where === '*' ? null : Number(where) };
-  });
+  return text
+    .split(/[\s,]+/)
+    .filter((t) => t !== '')
+    .map((token) => {
+      const [permission = '', where = '*'] = token.split('@');
+      return { permission, accountId: where === '*' ? null : Number(where) };
+    });
 }
 
 export async function operatorsPage(ctx: PageContext): Promise<void> {
@@ -24,19 +38,36 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
   const rows = operators.map((operator) => {
     const grants = h('input', { value: grantsText(operator), 'aria-label': `Grants of ${operator.email}`, spellcheck: 'false' });
     const save = h('button', { type: 'button', class: 'small secondary', 'aria-label': `Save grants of ${operator.email}` }, 'Save');
-    save.addEventListener('click', () => void busy(save, status, async () => {
-      await api.put(`/operators/${operator.id}/grants`, { grants: parseGrants(grants.value) });
-      say(status, `Grants of ${operator.email} saved.`);
-    }));
-    return h('tr', {}, h('td', {}, operator.email), h('td', {}, h('code', {}, operator.identifier)), h('td', {}, h('div', { class: 'row' }, grants, save)), h('td', {}, formatTime(operator.createdAt)));
+    save.addEventListener(
+      'click',
+      () =>
+        void busy(save, status, async () => {
+          await api.put(`/operators/${operator.id}/grants`, { grants: parseGrants(grants.value) });
+          say(status, `Grants of ${operator.email} saved.`);
+        }),
+    );
+    return h(
+      'tr',
+      {},
+      h('td', {}, operator.email),
+      h('td', {}, h('code', {}, operator.identifier)),
+      h('td', {}, h('div', { class: 'row' }, grants, save)),
+      h('td', {}, formatTime(operator.createdAt)),
+    );
   });
   const email = h('input', { type: 'email', name: 'email', required: true });
   const password = h('input', { type: 'password', name: 'password', required: true, minlength: 8, autocomplete: 'new-password' });
   const grants = h('input', { name: 'grants', spellcheck: 'false', placeholder: 'accounts:read@3, conversations:read@3' });
   const create = h('button', { type: 'submit' }, 'Create operator');
-  const form = h('form', { class: 'card', 'aria-labelledby': 'new-operator' },
-    h('h2', { id: 'new-operator' }, 'New operator'), field('Operator email', email), field('Initial password', password),
-    field('Grants', grants, `permission@accountId or permission@* (every account). Permissions: ${PERMISSIONS.join(', ')}.`), create);
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'new-operator' },
+    h('h2', { id: 'new-operator' }, 'New operator'),
+    field('Operator email', email),
+    field('Initial password', password),
+    field('Grants', grants, `permission@accountId or permission@* (every account). Permissions: ${PERMISSIONS.join(', ')}.`),
+    create,
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(create, status, async () => {
@@ -44,9 +75,32 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
       await operatorsPage(ctx);
     });
   });
-  show(ctx.main, h('h1', {}, 'Operators'),
-    h('section', { class: 'card' }, h('table', {}, h('caption', { class: 'visually-hidden' }, 'Operators'),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Email'), h('th', { scope: 'col' }, 'Identifier'), h('th', { scope: 'col' }, 'Grants'), h('th', { scope: 'col' }, 'Created'))),
-      h('tbody', {}, ...rows))),
-    status, form);
+  show(
+    ctx.main,
+    h('h1', {}, 'Operators'),
+    h(
+      'section',
+      { class: 'card' },
+      h(
+        'table',
+        {},
+        h('caption', { class: 'visually-hidden' }, 'Operators'),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Email'),
+            h('th', { scope: 'col' }, 'Identifier'),
+            h('th', { scope: 'col' }, 'Grants'),
+            h('th', { scope: 'col' }, 'Created'),
+          ),
+        ),
+        h('tbody', {}, ...rows),
+      ),
+    ),
+    status,
+    form,
+  );
 }

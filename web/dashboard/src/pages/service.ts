@@ -16,16 +16,29 @@ export async function servicePage(ctx: PageContext, accountId: number, serviceId
   }
   const editable = can(ctx.me.grants, 'services:edit', accountId);
   const mayReadLog = can(ctx.me.grants, 'deliveries:read', accountId) && can(ctx.me.grants, 'conversations:read', accountId);
-  show(ctx.main,
-    h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', h('a', { href: `#/accounts/${accountId}` }, account.name), ' / ', service.name),
+  show(
+    ctx.main,
+    h(
+      'p',
+      { class: 'crumbs' },
+      h('a', { href: '#/accounts' }, 'Accounts'),
+      ' / ',
+      h('a', { href: `#/accounts/${accountId}` }, account.name),
+      ' / ',
+      service.name,
+    ),
     h('h1', {}, service.name, ' ', service.isDefault ? badge('default', 'ok') : null),
     h('p', {}, 'Identification: ', h('code', {}, service.identification)),
     editable
-      ? h('div', { class: 'columns' },
+      ? h(
+          'div',
+          { class: 'columns' },
           h('div', {}, settingsSection(service), testEventSection(service)),
-          h('div', {}, await keysSection(service), secretSection(service)))
+          h('div', {}, await keysSection(service), secretSection(service)),
+        )
       : h('p', { class: 'hint' }, 'You need the services:edit permission on this account to change this Service.'),
-    mayReadLog ? deliveriesSection(ctx, service, can(ctx.me.grants, 'deliveries:manage', accountId)) : null);
+    mayReadLog ? deliveriesSection(ctx, service, can(ctx.me.grants, 'deliveries:manage', accountId)) : null,
+  );
 }
 
 function settingsSection(service: Service): HTMLElement {
@@ -39,19 +52,36 @@ function settingsSection(service: Service): HTMLElement {
   const status = statusLine();
   let enabled = service.enabled;
   const showState = (reason: string | null) => {
-    show(state, 'State: ', enabled ? badge('enabled', 'ok') : badge(reason === 'webhook_gone' ? 'disabled: the endpoint answered 410' : 'disabled', 'warn'));
+    show(
+      state,
+      'State: ',
+      enabled ? badge('enabled', 'ok') : badge(reason === 'webhook_gone' ? 'disabled: the endpoint answered 410' : 'disabled', 'warn'),
+    );
     toggle.textContent = enabled ? 'Disable Service' : 'Enable Service';
   };
   showState(service.disabledReason);
-  toggle.addEventListener('click', () => void busy(toggle, status, async () => {
-    const updated = (await api.patch<Service>(`/services/${service.id}`, { enabled: !enabled })).data;
-    enabled = updated.enabled;
-    showState(updated.disabledReason);
-    say(status, enabled ? 'Enabled: deliveries go out again.' : 'Disabled: nothing is delivered to it.');
-  }));
-  const form = h('form', { class: 'card', 'aria-labelledby': 'service-settings' },
+  toggle.addEventListener(
+    'click',
+    () =>
+      void busy(toggle, status, async () => {
+        const updated = (await api.patch<Service>(`/services/${service.id}`, { enabled: !enabled })).data;
+        enabled = updated.enabled;
+        showState(updated.disabledReason);
+        say(status, enabled ? 'Enabled: deliveries go out again.' : 'Disabled: nothing is delivered to it.');
+      }),
+  );
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'service-settings' },
     h('h2', { id: 'service-settings' }, 'Settings'),
-    field('Name', name), field('Webhook URL', url), warning, save, state, toggle, status);
+    field('Name', name),
+    field('Webhook URL', url),
+    warning,
+    save,
+    state,
+    toggle,
+    status,
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(save, status, async () => {
@@ -67,22 +97,55 @@ function testEventSection(service: Service): HTMLElement {
   const button = h('button', { type: 'button' }, 'Send test event');
   const status = statusLine();
   const result = h('div', { class: 'test-result' });
-  button.addEventListener('click', () => void busy(button, status, async () => {
-    say(status, 'Sending…');
-    const answer = (await api.post<TestEventResult>(`/services/${service.id}/test-event`)).data;
-    say(status, answer.ok ? `Delivered: the receiver answered ${answer.status}.` : answer.status ? `Refused: the receiver answered ${answer.status}.` : `Not delivered: ${answer.error ?? 'no answer'}.`, answer.ok ? 'ok' : 'error');
-    show(result, h('dl', {},
-      h('dt', {}, 'webhook-id'), h('dd', {}, h('code', {}, answer.webhookId)),
-      h('dt', {}, 'Status'), h('dd', {}, answer.status === null ? 'no answer' : String(answer.status)),
-      h('dt', {}, 'Duration'), h('dd', {}, `${answer.durationMs} ms`),
-      h('dt', {}, 'Signatures'), h('dd', {}, answer.signatures === 2 ? 'two (current and previous secret)' : 'one'),
-      answer.error ? h('dt', {}, 'Error') : null, answer.error ? h('dd', {}, answer.error) : null,
-      h('dt', {}, 'Answer'), h('dd', {}, h('pre', {}, answer.body ?? ''))));
-  }));
-  return h('section', { class: 'card', 'aria-labelledby': 'test-title' },
+  button.addEventListener(
+    'click',
+    () =>
+      void busy(button, status, async () => {
+        say(status, 'Sending…');
+        const answer = (await api.post<TestEventResult>(`/services/${service.id}/test-event`)).data;
+        say(
+          status,
+          answer.ok
+            ? `Delivered: the receiver answered ${answer.status}.`
+            : answer.status
+              ? `Refused: the receiver answered ${answer.status}.`
+              : `Not delivered: ${answer.error ?? 'no answer'}.`,
+          answer.ok ? 'ok' : 'error',
+        );
+        show(
+          result,
+          h(
+            'dl',
+            {},
+            h('dt', {}, 'webhook-id'),
+            h('dd', {}, h('code', {}, answer.webhookId)),
+            h('dt', {}, 'Status'),
+            h('dd', {}, answer.status === null ? 'no answer' : String(answer.status)),
+            h('dt', {}, 'Duration'),
+            h('dd', {}, `${answer.durationMs} ms`),
+            h('dt', {}, 'Signatures'),
+            h('dd', {}, answer.signatures === 2 ? 'two (current and previous secret)' : 'one'),
+            answer.error ? h('dt', {}, 'Error') : null,
+            answer.error ? h('dd', {}, answer.error) : null,
+            h('dt', {}, 'Answer'),
+            h('dd', {}, h('pre', {}, answer.body ?? '')),
+          ),
+        );
+      }),
+  );
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'test-title' },
     h('h2', { id: 'test-title' }, 'Test event'),
-    h('p', { class: 'hint' }, 'Sends a signed test payload to the webhook URL now (not through the deliveries queue) and shows the answer.'),
-    button, status, result);
+    h(
+      'p',
+      { class: 'hint' },
+      'Sends a signed test payload to the webhook URL now (not through the deliveries queue) and shows the answer.',
+    ),
+    button,
+    status,
+    result,
+  );
 }
 
 async function keysSection(service: Service): Promise<HTMLElement> {
@@ -91,44 +154,100 @@ async function keysSection(service: Service): Promise<HTMLElement> {
   const created = h('div', {});
   const render = async () => {
     const keys = (await api.get<ApiKey[]>(`/services/${service.id}/keys`)).data;
-    show(list, ...keys.map((key) => {
-      const revoke = h('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke key ${key.prefix ?? key.id}` }, 'Revoke');
-      revoke.addEventListener('click', () => void (async () => {
-        if (!(await confirm('Revoke API key', `Calls with the key ${key.prefix ?? key.id}… will be refused from now on.`, 'Revoke key'))) return;
-        await busy(revoke, status, async () => {
-          await api.delete(`/services/${service.id}/keys/${key.id}`);
-          say(status, 'Key revoked.');
-          await render();
-        });
-      })());
-      return h('li', { class: 'key-row' }, h('code', {}, `${key.prefix ?? key.id}…`), ' ', h('span', { class: 'hint' }, `created ${formatTime(key.createdAt)}`), ' ',
-        key.revokedAt ? badge('revoked', 'muted') : revoke);
-    }));
+    show(
+      list,
+      ...keys.map((key) => {
+        const revoke = h('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke key ${key.prefix ?? key.id}` }, 'Revoke');
+        revoke.addEventListener(
+          'click',
+          () =>
+            void (async () => {
+              if (
+                !(await confirm('Revoke API key', `Calls with the key ${key.prefix ?? key.id}… will be refused from now on.`, 'Revoke key'))
+              )
+                return;
+              await busy(revoke, status, async () => {
+                await api.delete(`/services/${service.id}/keys/${key.id}`);
+                say(status, 'Key revoked.');
+                await render();
+              });
+            })(),
+        );
+        return h(
+          'li',
+          { class: 'key-row' },
+          h('code', {}, `${key.prefix ?? key.id}…`),
+          ' ',
+          h('span', { class: 'hint' }, `created ${formatTime(key.createdAt)}`),
+          ' ',
+          key.revokedAt ? badge('revoked', 'muted') : revoke,
+        );
+      }),
+    );
   };
   await render();
   const add = h('button', { type: 'button', class: 'secondary' }, 'Add API key');
-  add.addEventListener('click', () => void busy(add, status, async () => {
-    const answer = (await api.post<ApiKey & { apiKey: string }>(`/services/${service.id}/keys`)).data;
-    show(created, secretBox('New API key', answer.apiKey));
-    say(status, 'Key added.');
-    await render();
-  }));
-  return h('section', { class: 'card', 'aria-labelledby': 'keys-title' }, h('h2', { id: 'keys-title' }, 'API keys'), list, add, status, created);
+  add.addEventListener(
+    'click',
+    () =>
+      void busy(add, status, async () => {
+        const answer = (await api.post<ApiKey & { apiKey: string }>(`/services/${service.id}/keys`)).data;
+        show(created, secretBox('New API key', answer.apiKey));
+        say(status, 'Key added.');
+        await render();
+      }),
+  );
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'keys-title' },
+    h('h2', { id: 'keys-title' }, 'API keys'),
+    list,
+    add,
+    status,
+    created,
+  );
 }
 
 function secretSection(service: Service): HTMLElement {
   const button = h('button', { type: 'button', class: 'secondary' }, 'Rotate signing secret');
   const status = statusLine();
   const result = h('div', {});
-  button.addEventListener('click', () => void (async () => {
-    if (!(await confirm('Rotate signing secret', 'A new secret signs deliveries from now on; the old one signs them too for a grace period.', 'Rotate secret'))) return;
-    await busy(button, status, async () => {
-      const rotated = (await api.post<{ signingSecret: string; previousSecretExpiresAt: string | null }>(`/services/${service.id}/signing-secret`)).data;
-      const until = rotated.previousSecretExpiresAt ? ` until ${formatTime(rotated.previousSecretExpiresAt)}` : '';
-      show(result, secretBox('New signing secret', rotated.signingSecret,
-        `Shown once. Both signatures (new and old secret) are sent with every delivery during the grace period${until}: update your receiver before it ends.`));
-      say(status, 'Signing secret rotated.');
-    });
-  })());
-  return h('section', { class: 'card', 'aria-labelledby': 'secret-title' }, h('h2', { id: 'secret-title' }, 'Signing secret'), h('p', { class: 'hint' }, 'Receivers verify the webhook-signature header with it.'), button, status, result);
+  button.addEventListener(
+    'click',
+    () =>
+      void (async () => {
+        if (
+          !(await confirm(
+            'Rotate signing secret',
+            'A new secret signs deliveries from now on; the old one signs them too for a grace period.',
+            'Rotate secret',
+          ))
+        )
+          return;
+        await busy(button, status, async () => {
+          const rotated = (
+            await api.post<{ signingSecret: string; previousSecretExpiresAt: string | null }>(`/services/${service.id}/signing-secret`)
+          ).data;
+          const until = rotated.previousSecretExpiresAt ? ` until ${formatTime(rotated.previousSecretExpiresAt)}` : '';
+          show(
+            result,
+            secretBox(
+              'New signing secret',
+              rotated.signingSecret,
+              `Shown once. Both signatures (new and old secret) are sent with every delivery during the grace period${until}: update your receiver before it ends.`,
+            ),
+          );
+          say(status, 'Signing secret rotated.');
+        });
+      })(),
+  );
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'secret-title' },
+    h('h2', { id: 'secret-title' }, 'Signing secret'),
+    h('p', { class: 'hint' }, 'Receivers verify the webhook-signature header with it.'),
+    button,
+    status,
+    result,
+  );
 }

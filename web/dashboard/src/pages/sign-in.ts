@@ -7,7 +7,9 @@ export function signInPage(root: HTMLElement, signedIn: (token: string) => Promi
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
   const button = h('button', { type: 'submit' }, 'Sign in');
   const status = statusLine();
-  const form = h('form', { class: 'card sign-in', 'aria-labelledby': 'sign-in-title' },
+  const form = h(
+    'form',
+    { class: 'card sign-in', 'aria-labelledby': 'sign-in-title' },
     h('h1', { id: 'sign-in-title' }, 'Palaver'),
     h('p', { class: 'hint' }, 'Sign in to the operator dashboard.'),
     field('Email', email),

@@ -2,7 +2,20 @@
 // them (PALAVER_WEBHOOK_ALLOW_PRIVATE): said while the URL is typed. The server checks the
 // resolved address; this sees only literal addresses and local names, "send test event" tells
 // for sure.
-const PRIVATE = [/^localhost$/, /\.localhost$/, /\.local$/, /^127\./, /^10\./, /^192\.168\./, /^172\.(1[6-9]|2\d|3[01])\./, /^169\.254\./, /^0\./, /^\[?::1\]?$/, /^\[?f[cd]/, /^\[?fe80:/];
+const PRIVATE = [
+  /^localhost$/,
+  /\.localhost$/,
+  /\.local$/,
+  /^127\./,
+  /^10\./,
+  /^192\.168\./,
+  /^172\.(1[6-9]|2\d|3[01])\./,
+  /^169\.254\./,
+  /^0\./,
+  /^\[?::1\]?$/,
+  /^\[?f[cd]/,
+  /^\[?fe80:/,
+];
 
 export function privateAddressWarning(value: string): string {
   let host: string;

@@ -1,6 +1,7 @@
 // Keeps Tab and Shift+Tab inside the open dialog (WAI-ARIA dialog pattern): from the last
 // focusable element to the first and back.
-const FOCUSABLE = 'button:not([disabled]), [href], input:not([disabled]):not([type="file"]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'button:not([disabled]), [href], input:not([disabled]):not([type="file"]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
 export function trapFocus(container: HTMLElement, root: ShadowRoot, event: KeyboardEvent): void {
   if (event.key !== 'Tab') return;

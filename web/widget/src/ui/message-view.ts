@@ -59,7 +59,13 @@ function imageOf(media: MediaView, url: Promise<string>): HTMLElement {
 function fileOf(media: MediaView, url: Promise<string>, size: number | undefined, strings: Strings): HTMLElement {
   const name = media.description || media.filename;
   const sizeText = h('span', { class: 'size' }, size === undefined ? '' : formatBytes(size));
-  const link = h('a', { class: 'file', download: name, title: `${strings.download} ${name}` }, icon(ICONS.file), h('span', { class: 'name' }, name), sizeText);
+  const link = h(
+    'a',
+    { class: 'file', download: name, title: `${strings.download} ${name}` },
+    icon(ICONS.file),
+    h('span', { class: 'name' }, name),
+    sizeText,
+  );
   url.then(
     (href) => {
       link.href = href;
@@ -141,14 +147,28 @@ export interface MessageLook {
 export function renderMessage(message: ChatMessage, actions: MessageActions, { showSeen, follows }: MessageLook): HTMLLIElement {
   const { strings } = actions;
   if (message.typeId === TYPE.info || message.typeId === TYPE.agentSystem) {
-    return h('li', { class: 'msg system', 'data-id': String(message.id) }, h('div', { class: 'stack' }, h('div', { class: 'bubble' }, message.message ?? '')));
+    return h(
+      'li',
+      { class: 'msg system', 'data-id': String(message.id) },
+      h('div', { class: 'stack' }, h('div', { class: 'bubble' }, message.message ?? '')),
+    );
   }
   const media = message.media ? mediaOf(message.media, actions, actions.localFile(message.id)) : null;
-  const carousel = message.carousel.length > 0 ? h('div', { class: 'carousel' }, ...message.carousel.map((card) => cardOf(card, actions))) : null;
+  const carousel =
+    message.carousel.length > 0 ? h('div', { class: 'carousel' }, ...message.carousel.map((card) => cardOf(card, actions))) : null;
   const bubble = bodyOf(message.message, message.title, media, [buttonsOf(message.buttons, actions)]);
   if (message.typeId === TYPE.user) {
-    const meta = h('div', { class: 'meta' }, time(message.time), showSeen && message.status >= 4 ? h('span', {}, `· ${strings.seen}`) : null);
-    return h('li', { class: 'msg visitor', 'data-id': String(message.id) }, h('div', { class: 'stack' }, h('span', { class: 'sr-only' }, `${strings.you}:`), bubble, meta));
+    const meta = h(
+      'div',
+      { class: 'meta' },
+      time(message.time),
+      showSeen && message.status >= 4 ? h('span', {}, `· ${strings.seen}`) : null,
+    );
+    return h(
+      'li',
+      { class: 'msg visitor', 'data-id': String(message.id) },
+      h('div', { class: 'stack' }, h('span', { class: 'sr-only' }, `${strings.you}:`), bubble, meta),
+    );
   }
   const name = message.agent?.name || strings.agentFallback;
   return h(
@@ -162,7 +182,19 @@ export function renderMessage(message: ChatMessage, actions: MessageActions, { s
 export function renderOutgoing(outgoing: Outgoing, actions: MessageActions): HTMLLIElement {
   const { strings } = actions;
   const media = outgoing.file
-    ? mediaOf({ id: '', mimeType: outgoing.file.type, year: '', month: '', day: '', filename: outgoing.file.name, description: outgoing.file.name }, actions, outgoing.file)
+    ? mediaOf(
+        {
+          id: '',
+          mimeType: outgoing.file.type,
+          year: '',
+          month: '',
+          day: '',
+          filename: outgoing.file.name,
+          description: outgoing.file.name,
+        },
+        actions,
+        outgoing.file,
+      )
     : null;
   const meta = h('div', { class: 'meta' });
   if (outgoing.state === 'failed') {

@@ -61,7 +61,14 @@ export class View {
     this.unreadText = h('span', { class: 'sr-only', id: 'palaver-unread' });
     this.launcher = h(
       'button',
-      { class: 'launcher', type: 'button', 'aria-label': s.openChat, 'aria-describedby': 'palaver-unread', 'aria-expanded': 'false', 'aria-controls': 'palaver-dialog' },
+      {
+        class: 'launcher',
+        type: 'button',
+        'aria-label': s.openChat,
+        'aria-describedby': 'palaver-unread',
+        'aria-expanded': 'false',
+        'aria-controls': 'palaver-dialog',
+      },
       icon(ICONS.chat),
       this.badge,
     );
@@ -69,7 +76,13 @@ export class View {
     this.headerAvatar = h('span', { hidden: true });
     this.subtitle = h('p', {});
     const close = h('button', { class: 'close', type: 'button', 'aria-label': s.closeChat }, icon(ICONS.close));
-    const header = h('div', { class: 'header' }, this.headerAvatar, h('div', { class: 'heading' }, h('h2', { id: 'palaver-title' }, settings.title), this.subtitle), close);
+    const header = h(
+      'div',
+      { class: 'header' },
+      this.headerAvatar,
+      h('div', { class: 'heading' }, h('h2', { id: 'palaver-title' }, settings.title), this.subtitle),
+      close,
+    );
 
     this.banner = h('div', { class: 'banner', role: 'status', hidden: true });
     this.sticky = h('div', { class: 'sticky', hidden: true });
@@ -80,8 +93,19 @@ export class View {
     this.quick = h('div', { class: 'quick', hidden: true });
     this.notice = h('div', { class: 'notice', role: 'alert', hidden: true });
 
-    this.textarea = h('textarea', { 'aria-label': s.message, placeholder: s.placeholder, rows: '1', maxlength: '5000', enterkeyhint: 'send' });
-    this.fileInput = h('input', { type: 'file', hidden: true, tabindex: '-1', accept: 'image/png,image/jpeg,image/gif,application/pdf,.doc,.docx,.xls,.xlsx,.ppt,.pptx,.txt,.csv,audio/*,video/mp4' });
+    this.textarea = h('textarea', {
+      'aria-label': s.message,
+      placeholder: s.placeholder,
+      rows: '1',
+      maxlength: '5000',
+      enterkeyhint: 'send',
+    });
+    this.fileInput = h('input', {
+      type: 'file',
+      hidden: true,
+      tabindex: '-1',
+      accept: 'image/png,image/jpeg,image/gif,application/pdf,.doc,.docx,.xls,.xlsx,.ppt,.pptx,.txt,.csv,audio/*,video/mp4',
+    });
     const attach = h('button', { class: 'icon-button', type: 'button', 'aria-label': s.attachFile }, icon(ICONS.attach));
     this.sendButton = h('button', { class: 'icon-button send', type: 'submit', 'aria-label': s.send, disabled: true }, icon(ICONS.send));
     const composer = h('form', { class: 'composer' }, attach, this.fileInput, this.textarea, this.sendButton);
