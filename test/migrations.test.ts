@@ -25,7 +25,9 @@ describe('migrations', function () {
         'Migration20261121000000_initial',
         'Migration20261201000000_message_content',
         'Migration20261215000000_deliveries_read',
+        'Migration20261220000000_client_message_ids',
         'Migration20261220000000_push',
+        'Migration20261228000000_operator_disabled',
       ]);
       const operators = await query('select email as value from operators');
       expect(operators.map((r) => r.value)).to.deep.equal(['race@palaver.test']);

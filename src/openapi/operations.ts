@@ -70,6 +70,7 @@ export const operations: Operation[] = [
   { method: 'get', path: '/adminApi/operators', api: 'admin', summary: 'Operators and their grants' },
   { method: 'post', path: '/adminApi/operators', api: 'admin', summary: 'Create an operator', body: admin.createOperatorBody, status: 201 },
   { method: 'put', path: '/adminApi/operators/{operatorId}/grants', api: 'admin', summary: "Replace an operator's grants", params: admin.operatorIdParams, body: admin.grantsBody },
+  { method: 'put', path: '/adminApi/operators/{operatorId}/disabled', api: 'admin', summary: 'Disable an operator (no sign-in, sessions ended) or enable them again; not oneself (409 cannot_disable_self)', params: admin.operatorIdParams, body: admin.operatorDisabledBody },
 
   { method: 'post', path: '/devices', api: 'client', summary: 'Register a device: anonymous, registered, or merge', body: clientInput.deviceBody },
   { method: 'post', path: '/messages', api: 'client', summary: 'Send a message (text, image, client system message)', body: clientInput.messageBody },

@@ -311,4 +311,46 @@ describe('Operator dashboard', function () {
     expect(await count('select count(*) as n from deliveries where ordering_key = ?')).to.equal(0);
     expect(filesUnder(mediaDir)).to.deep.equal([]);
   });
+
+  it('disables an operator with a confirmation: their session ends and their sign-in fails with the reason; enabling lets them in', async () => {
+    const { page } = browser();
+    const target = await newOperator([{ permission: 'accounts:read', accountId: null }]);
+    const theirToken = (await api().post<{ token: string }>('/adminApi/login', { json: target })).body.data.token;
+    await openDashboard(page, '#/operators');
+    await signIn(page);
+    // The signed-in operator's own row offers no way to lock themselves out.
+    const own = page.getByRole('row').filter({ hasText: TEST_ADMIN.email });
+    await own.getByText('you').waitFor();
+    expect(await own.getByRole('button', { name: /^(Disable|Enable) / }).count()).to.equal(0);
+
+    const row = page.getByRole('row').filter({ hasText: target.email });
+    await row.getByRole('button', { name: `Disable ${target.email}` }).click();
+    // Cancelling changes nothing.
+    await page.getByRole('dialog', { name: 'Disable operator' }).getByRole('button', { name: 'Cancel' }).click();
+    await row.getByText('enabled', { exact: true }).waitFor();
+    expect((await api().get('/adminApi/session', { token: theirToken })).status).to.equal(200);
+
+    await row.getByRole('button', { name: `Disable ${target.email}` }).click();
+    await page.getByRole('dialog', { name: 'Disable operator' }).getByRole('button', { name: 'Disable operator' }).click();
+    await page.getByRole('status').filter({ hasText: `${target.email} disabled.` }).waitFor();
+    await row.getByText('disabled', { exact: true }).waitFor();
+    await row.getByRole('button', { name: `Enable ${target.email}` }).waitFor();
+    expect((await api().get('/adminApi/session', { token: theirToken })).status).to.equal(401);
+    await screenshots(page, 'operators');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(target.email);
+    await page.getByLabel('Password').fill(target.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'This operator is disabled. Ask an operator who manages operators to enable you.' }).waitFor();
+    await screenshots(page, 'sign-in-disabled');
+
+    await signIn(page);
+    await page.goto(`${sharedServer().url}/dashboard#/operators`);
+    const again = page.getByRole('row').filter({ hasText: target.email });
+    await again.getByRole('button', { name: `Enable ${target.email}` }).click();
+    await page.getByRole('status').filter({ hasText: `${target.email} enabled.` }).waitFor();
+    await again.getByText('enabled', { exact: true }).waitFor();
+    expect((await api().post('/adminApi/login', { json: target })).status).to.equal(200);
+  });
 });

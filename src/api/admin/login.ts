@@ -21,6 +21,7 @@ export function loginRoutes(router: AppRouter): void {
       ctx.deps.config.admin.sessionTtlSeconds,
     );
     if (!session) throw unauthorized('invalid_credentials');
+    if (session === 'disabled') throw unauthorized('operator_disabled');
     respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
   });
 }

@@ -49,6 +49,7 @@ export const ADMIN_POLICY = {
   'GET /operators': rule('everywhere', 'operators:manage'),
   'POST /operators': rule('everywhere', 'operators:manage'),
   'PUT /operators/:operatorId/grants': rule('everywhere', 'operators:manage'),
+  'PUT /operators/:operatorId/disabled': rule('everywhere', 'operators:manage'),
   // Webhook payloads hold message text and user information: the conversation itself.
   'GET /services/:serviceId/deliveries': rule('record', 'deliveries:read', 'conversations:read'),
   'POST /deliveries/:deliveryId/redeliver': rule('record', 'deliveries:manage', 'conversations:read'),

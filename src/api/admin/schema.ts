@@ -117,6 +117,8 @@ export const operatorIdParams = z.object({
   operatorId: z.coerce.number().int().positive(),
 });
 
+export const operatorDisabledBody = z.object({ disabled: z.boolean() });
+
 export const pushKindParams = z.object({
   accountId: z.coerce.number().int().positive(),
   kind: z.enum(['fcm', 'webhook', 'oauth-webhook']),

@@ -104,4 +104,6 @@ export interface Operator {
   identifier: string;
   grants: Grant[];
   createdAt: string;
+  /** Set: cannot sign in, sessions ended. */
+  disabledAt: string | null;
 }
