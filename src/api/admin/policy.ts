@@ -52,6 +52,8 @@ export const ADMIN_POLICY = {
   'PUT /operators/:operatorId/disabled': rule('everywhere', 'operators:manage'),
   // Webhook payloads hold message text and user information: the conversation itself.
   'GET /services/:serviceId/deliveries': rule('record', 'deliveries:read', 'conversations:read'),
+  // Counts only, no payload: the conversation is not read.
+  'GET /services/:serviceId/delivery-stats': rule('record', 'deliveries:read'),
   'POST /deliveries/:deliveryId/redeliver': rule('record', 'deliveries:manage', 'conversations:read'),
   // Push payloads hold message text too.
   'GET /accounts/:accountId/push-deliveries': rule('account', 'deliveries:read', 'conversations:read'),
