@@ -250,7 +250,7 @@ describe('Operator dashboard', function () {
     const account = await createAccount();
     const service = await createService(account.id, { name: 'Flaky', webhookUrl: `${hook.url}/hook` });
     const widget = new Widget(account);
-    await widget.register({ type: 3 });
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
     expect((await widget.send('Lost in transit')).status).to.equal(200);
     // A 400 is a refusal: dead at once, no retries.
     for (let tries = 0; ; tries++) {
@@ -264,6 +264,19 @@ describe('Operator dashboard', function () {
     await page.getByRole('combobox', { name: 'State' }).selectOption('dead');
     const deliveries = page.getByRole('region', { name: 'Deliveries' });
     await deliveries.getByText('HTTP 400: refused').waitFor();
+    const numbers = deliveries.getByRole('group', { name: 'Delivery numbers' });
+    const count = (state: string) => numbers.locator(`[data-count="${state}"]`);
+    await count('dead').filter({ hasText: /^1$/ }).waitFor();
+    expect(await count('pending').textContent()).to.equal('0');
+    expect(await count('delivered').textContent()).to.equal('0');
+    expect(await numbers.getByRole('img').getAttribute('aria-label')).to.equal('Last hour: 0 delivered, 1 failed; busiest minute 1.');
+    // The user filter: another user has none, this one has it.
+    await deliveries.getByLabel('User id').fill(String(userId + 1000));
+    await deliveries.getByLabel('User id').dispatchEvent('change');
+    await deliveries.getByText('No deliveries.').waitFor();
+    await deliveries.getByLabel('User id').fill(String(userId));
+    await deliveries.getByLabel('User id').dispatchEvent('change');
+    await deliveries.getByText('HTTP 400: refused').waitFor();
     await screenshots(page, 'deliveries');
 
     hook.always({ status: 200 });
@@ -274,6 +287,9 @@ describe('Operator dashboard', function () {
     await outboxSettled(service.id);
     await page.getByRole('combobox', { name: 'State' }).selectOption('delivered');
     await deliveries.getByText('delivered', { exact: true }).waitFor();
+    await count('delivered').filter({ hasText: /^1$/ }).waitFor();
+    expect(await count('dead').textContent()).to.equal('0');
+    expect(await count('pending').textContent()).to.equal('0');
   });
 
   it('erases a user (GDPR) with a confirmation: rows and files gone', async () => {

@@ -107,3 +107,10 @@ export interface Operator {
   /** Set: cannot sign in, sessions ended. */
   disabledAt: string | null;
 }
+
+export interface DeliveryStats {
+  pending: number;
+  dead: number;
+  delivered: number;
+  lastHour: Array<{ minute: string; delivered: number; failed: number }>;
+}
