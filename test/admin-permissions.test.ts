@@ -180,23 +180,11 @@ const CASES: Case[] = [
     everywhere: true,
     allowed: 201,
   },
-  {
-    method: 'PUT',
-    route: '/operators/:operatorId/grants',
-    path: (i) => `/adminApi/operators/${i.operatorId}/grants`,
-    body: () => ({ grants: [] }),
-    needs: ['operators:manage'],
-    everywhere: true,
-    allowed: 200,
-  },
-  {
-    method: 'GET',
-    route: '/services/:serviceId/deliveries',
-    path: (i) => `/adminApi/services/${i.serviceId}/deliveries`,
-    needs: ['deliveries:read', 'conversations:read'],
-    allowed: 200,
-    record: true,
-  },
+  { method: 'PUT', route: '/operators/:operatorId/grants', path: (i) => `/adminApi/operators/${i.operatorId}/grants`, body: () => ({ grants: [] }), needs: ['operators:manage'], everywhere: true, allowed: 200 },
+  // Enabling the target operator (never disabled): the same answer however often it is called.
+  { method: 'PUT', route: '/operators/:operatorId/disabled', path: (i) => `/adminApi/operators/${i.operatorId}/disabled`, body: () => ({ disabled: false }), needs: ['operators:manage'], everywhere: true, allowed: 200 },
+  { method: 'GET', route: '/services/:serviceId/deliveries', path: (i) => `/adminApi/services/${i.serviceId}/deliveries`, needs: ['deliveries:read', 'conversations:read'], allowed: 200, record: true },
+  { method: 'GET', route: '/services/:serviceId/delivery-stats', path: (i) => `/adminApi/services/${i.serviceId}/delivery-stats`, needs: ['deliveries:read'], allowed: 200, record: true },
   // The delivery was delivered, not dead: 409 once allowed.
   {
     method: 'POST',

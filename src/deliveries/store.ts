@@ -288,16 +288,43 @@ const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", kin
   last_status as "lastStatus", last_error as "lastError", payload, created_at as "createdAt",
   delivered_at as "deliveredAt", seq`;
 
-/** Newest first, in pages: `beforeSeq` is the `seq` of the last row of the previous page. */
+/**
+ * Newest first, in pages: `beforeSeq` is the `seq` of the last row of the previous page. Also
+ * by creation time (`since` included, `until` not) and by user (the chain's ordering key).
+ */
 export async function listDeliveries(
   em: EntityManager,
-  query: { serviceId: number; state?: DeliveryState | undefined; limit: number; beforeSeq?: number | undefined },
+  query: {
+    serviceId: number;
+    state?: DeliveryState | undefined;
+    limit: number;
+    beforeSeq?: number | undefined;
+    since?: string | undefined;
+    until?: string | undefined;
+    userId?: number | undefined;
+  },
 ): Promise<DeliveryLogEntry[]> {
   return em.getConnection().execute<DeliveryLogEntry[]>(
     `select ${LOG_COLUMNS} from deliveries
       where service_id = ? and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
+        and (?::timestamptz is null or created_at >= ?::timestamptz)
+        and (?::timestamptz is null or created_at < ?::timestamptz)
+        and (?::int is null or ordering_key = ?)
       order by seq desc limit ?`,
-    [query.serviceId, query.state ?? null, query.state ?? null, query.beforeSeq ?? null, query.beforeSeq ?? null, query.limit],
+    [
+      query.serviceId,
+      query.state ?? null,
+      query.state ?? null,
+      query.beforeSeq ?? null,
+      query.beforeSeq ?? null,
+      query.since ?? null,
+      query.since ?? null,
+      query.until ?? null,
+      query.until ?? null,
+      query.userId ?? null,
+      query.userId ?? null,
+      query.limit,
+    ],
   );
 }
 

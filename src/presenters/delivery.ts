@@ -1,3 +1,4 @@
+import type { DeliveryStats } from '../deliveries/stats.ts';
 import type { DeliveryLogEntry } from '../deliveries/store.ts';
 
 /**
@@ -18,5 +19,14 @@ export function presentDelivery(entry: DeliveryLogEntry) {
     createdAt: new Date(entry.createdAt).toISOString(),
     deliveredAt: entry.deliveredAt ? new Date(entry.deliveredAt).toISOString() : null,
     payload: JSON.parse(entry.payload) as unknown,
+  };
+}
+
+export function presentDeliveryStats(stats: DeliveryStats) {
+  return {
+    pending: stats.pending,
+    dead: stats.dead,
+    delivered: stats.delivered,
+    lastHour: stats.lastHour.map((m) => ({ minute: m.minute.toISOString(), delivered: m.delivered, failed: m.failed })),
   };
 }

@@ -9,6 +9,7 @@ export function presentOperator(operator: Operator, grants: Grant[]) {
     identifier: operator.identifier,
     grants,
     createdAt: operator.createdAt.toISOString(),
+    disabledAt: operator.disabledAt ? operator.disabledAt.toISOString() : null,
   };
 }
 

@@ -55,16 +55,21 @@ export async function ensureOperator(em: EntityManager, input: NewOperator): Pro
   }
 }
 
-/** Returns a bearer token for a right email and password, null otherwise (never which one was wrong). */
+/**
+ * Returns a bearer token for a right email and password, null otherwise (never which one was
+ * wrong); 'disabled' for a right pair of a disabled operator (only someone holding the password
+ * learns it, and they need to know why they cannot get in).
+ */
 export async function login(
   em: EntityManager,
   email: string,
   password: string,
   ttlSeconds: number,
-): Promise<{ token: string; expiresAt: Date } | null> {
+): Promise<{ token: string; expiresAt: Date } | 'disabled' | null> {
   const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
   const matches = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash()));
   if (!operator || !matches) return null;
+  if (operator.disabledAt) return 'disabled';
   const token = newToken('pat');
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
   em.create(OperatorSessionSchema, { operatorId: operator.id, tokenHash: sha256Hex(token), expiresAt });
@@ -79,7 +84,7 @@ export async function authenticateOperator(em: EntityManager, token: string): Pr
   });
   if (!session) return null;
   const operator = await em.findOne(OperatorSchema, { id: session.operatorId });
-  if (!operator) return null;
+  if (!operator || operator.disabledAt) return null;
   const rows = await em.find(OperatorPermissionSchema, { operatorId: operator.id });
   const grants: Grant[] = [];
   for (const row of rows) {
@@ -119,4 +124,24 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
     for (const grant of unique.values()) tx.create(OperatorPermissionSchema, { operatorId, ...grant });
     return { operator, grants: [...unique.values()] };
   });
+}
+
+/**
+ * Disables or enables an operator; null when there is no such operator. Disabling also ends
+ * their sessions, so enabling them again does not bring old tokens back.
+ */
+export async function setOperatorDisabled(
+  em: EntityManager,
+  operatorId: number,
+  disabled: boolean,
+): Promise<OperatorWithGrants | null> {
+  await em.transactional(async (tx) => {
+    const operator = await tx.findOne(OperatorSchema, { id: operatorId });
+    if (!operator) return;
+    // An operator disabled earlier keeps the moment it happened.
+    operator.disabledAt = disabled ? (operator.disabledAt ?? new Date()) : null;
+    if (disabled) await tx.nativeDelete(OperatorSessionSchema, { operatorId });
+  });
+  const [found] = (await listOperators(em.fork())).filter((o) => o.operator.id === operatorId);
+  return found ?? null;
 }

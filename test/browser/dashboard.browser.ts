@@ -269,7 +269,7 @@ describe('Operator dashboard', function () {
     const account = await createAccount();
     const service = await createService(account.id, { name: 'Flaky', webhookUrl: `${hook.url}/hook` });
     const widget = new Widget(account);
-    await widget.register({ type: 3 });
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
     expect((await widget.send('Lost in transit')).status).to.equal(200);
     // A 400 is a refusal: dead at once, no retries.
     for (let tries = 0; ; tries++) {
@@ -283,6 +283,19 @@ describe('Operator dashboard', function () {
     await page.getByRole('combobox', { name: 'State' }).selectOption('dead');
     const deliveries = page.getByRole('region', { name: 'Deliveries' });
     await deliveries.getByText('HTTP 400: refused').waitFor();
+    const numbers = deliveries.getByRole('group', { name: 'Delivery numbers' });
+    const count = (state: string) => numbers.locator(`[data-count="${state}"]`);
+    await count('dead').filter({ hasText: /^1$/ }).waitFor();
+    expect(await count('pending').textContent()).to.equal('0');
+    expect(await count('delivered').textContent()).to.equal('0');
+    expect(await numbers.getByRole('img').getAttribute('aria-label')).to.equal('Last hour: 0 delivered, 1 failed; busiest minute 1.');
+    // The user filter: another user has none, this one has it.
+    await deliveries.getByLabel('User id').fill(String(userId + 1000));
+    await deliveries.getByLabel('User id').dispatchEvent('change');
+    await deliveries.getByText('No deliveries.').waitFor();
+    await deliveries.getByLabel('User id').fill(String(userId));
+    await deliveries.getByLabel('User id').dispatchEvent('change');
+    await deliveries.getByText('HTTP 400: refused').waitFor();
     await screenshots(page, 'deliveries');
 
     hook.always({ status: 200 });
@@ -293,6 +306,9 @@ describe('Operator dashboard', function () {
     await outboxSettled(service.id);
     await page.getByRole('combobox', { name: 'State' }).selectOption('delivered');
     await deliveries.getByText('delivered', { exact: true }).waitFor();
+    await count('delivered').filter({ hasText: /^1$/ }).waitFor();
+    expect(await count('dead').textContent()).to.equal('0');
+    expect(await count('pending').textContent()).to.equal('0');
   });
 
   it('erases a user (GDPR) with a confirmation: rows and files gone', async () => {
@@ -329,5 +345,47 @@ describe('Operator dashboard', function () {
     expect(await count('select count(*) as n from devices where user_id = ?')).to.equal(0);
     expect(await count('select count(*) as n from deliveries where ordering_key = ?')).to.equal(0);
     expect(filesUnder(mediaDir)).to.deep.equal([]);
+  });
+
+  it('disables an operator with a confirmation: their session ends and their sign-in fails with the reason; enabling lets them in', async () => {
+    const { page } = browser();
+    const target = await newOperator([{ permission: 'accounts:read', accountId: null }]);
+    const theirToken = (await api().post<{ token: string }>('/adminApi/login', { json: target })).body.data.token;
+    await openDashboard(page, '#/operators');
+    await signIn(page);
+    // The signed-in operator's own row offers no way to lock themselves out.
+    const own = page.getByRole('row').filter({ hasText: TEST_ADMIN.email });
+    await own.getByText('you').waitFor();
+    expect(await own.getByRole('button', { name: /^(Disable|Enable) / }).count()).to.equal(0);
+
+    const row = page.getByRole('row').filter({ hasText: target.email });
+    await row.getByRole('button', { name: `Disable ${target.email}` }).click();
+    // Cancelling changes nothing.
+    await page.getByRole('dialog', { name: 'Disable operator' }).getByRole('button', { name: 'Cancel' }).click();
+    await row.getByText('enabled', { exact: true }).waitFor();
+    expect((await api().get('/adminApi/session', { token: theirToken })).status).to.equal(200);
+
+    await row.getByRole('button', { name: `Disable ${target.email}` }).click();
+    await page.getByRole('dialog', { name: 'Disable operator' }).getByRole('button', { name: 'Disable operator' }).click();
+    await page.getByRole('status').filter({ hasText: `${target.email} disabled.` }).waitFor();
+    await row.getByText('disabled', { exact: true }).waitFor();
+    await row.getByRole('button', { name: `Enable ${target.email}` }).waitFor();
+    expect((await api().get('/adminApi/session', { token: theirToken })).status).to.equal(401);
+    await screenshots(page, 'operators');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(target.email);
+    await page.getByLabel('Password').fill(target.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'This operator is disabled. Ask an operator who manages operators to enable you.' }).waitFor();
+    await screenshots(page, 'sign-in-disabled');
+
+    await signIn(page);
+    await page.goto(`${sharedServer().url}/dashboard#/operators`);
+    const again = page.getByRole('row').filter({ hasText: target.email });
+    await again.getByRole('button', { name: `Enable ${target.email}` }).click();
+    await page.getByRole('status').filter({ hasText: `${target.email} enabled.` }).waitFor();
+    await again.getByText('enabled', { exact: true }).waitFor();
+    expect((await api().post('/adminApi/login', { json: target })).status).to.equal(200);
   });
 });

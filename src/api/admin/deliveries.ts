@@ -5,26 +5,35 @@ import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams, parseQuery } from '../../http/validate.ts';
-import { presentDelivery } from '../../presenters/delivery.ts';
+import { presentDelivery, presentDeliveryStats } from '../../presenters/delivery.ts';
+import { deliveryStats } from '../../deliveries/stats.ts';
 import { authorize, authorizeRecord } from './auth.ts';
-import { accountIdParams, deliveriesQuery, deliveryIdParams } from './schema.ts';
+import { accountIdParams, deliveriesQuery, deliveryIdParams, serviceDeliveriesQuery } from './schema.ts';
 import { authorizedService } from './services.ts';
 
 export function deliveryRoutes(router: AppRouter): void {
   router.get('/services/:serviceId/deliveries', async (ctx) => {
     const service = await authorizedService(ctx, 'GET /services/:serviceId/deliveries');
-    const query = parseQuery(ctx, deliveriesQuery);
+    const query = parseQuery(ctx, serviceDeliveriesQuery);
     const rows = await listDeliveries(ctx.deps.db.orm.em, {
       serviceId: service.id,
       state: query.state,
       limit: query.limit,
       beforeSeq: query.before,
+      since: query.since,
+      until: query.until,
+      userId: query.userId,
     });
     const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
     respond(ctx, {
       data: rows.map(presentDelivery),
       extra: { paging: { before: last ? Number(last.seq) : null } },
     });
+  });
+
+  router.get('/services/:serviceId/delivery-stats', async (ctx) => {
+    const service = await authorizedService(ctx, 'GET /services/:serviceId/delivery-stats');
+    respond(ctx, { data: presentDeliveryStats(await deliveryStats(ctx.deps.db.orm.em, service.id)) });
   });
 
   // Pushes to the account's devices: the same log, rows with a deviceId instead of a serviceId.

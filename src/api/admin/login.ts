@@ -16,6 +16,7 @@ export function loginRoutes(router: AppRouter): void {
     await consumeOrRefuse(ctx.deps.loginLimiter, normalizeEmail(body.email));
     const session = await login(ctx.deps.db.orm.em, body.email, body.password, ctx.deps.config.admin.sessionTtlSeconds);
     if (!session) throw unauthorized('invalid_credentials');
+    if (session === 'disabled') throw unauthorized('operator_disabled');
     respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
   });
 }

@@ -1,13 +1,13 @@
-import { createOperator, listOperators, replaceGrants } from '../../tenancy/operators.ts';
+import { createOperator, listOperators, replaceGrants, setOperatorDisabled } from '../../tenancy/operators.ts';
 import type { Grant } from '../../tenancy/permissions.ts';
 import { isPermission } from '../../tenancy/permissions.ts';
 import { respond } from '../../http/respond.ts';
-import { notFound } from '../../errors.ts';
+import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentOperator } from '../../presenters/operator.ts';
 import { authorize } from './auth.ts';
-import { createOperatorBody, grantsBody, operatorIdParams } from './schema.ts';
+import { createOperatorBody, grantsBody, operatorDisabledBody, operatorIdParams } from './schema.ts';
 
 /** The schema checked each permission; this narrows the type for the domain. */
 function toGrants(grants: Array<{ permission: string; accountId: number | null }>): Grant[] {
@@ -34,6 +34,17 @@ export function operatorRoutes(router: AppRouter): void {
     const { operatorId } = parseParams(ctx, operatorIdParams);
     const body = parseBody(ctx, grantsBody);
     const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, toGrants(body.grants));
+    if (!updated) throw notFound('operator_not_found');
+    respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
+  });
+
+  router.put('/operators/:operatorId/disabled', async (ctx) => {
+    authorize(ctx, 'PUT /operators/:operatorId/disabled');
+    const { operatorId } = parseParams(ctx, operatorIdParams);
+    const body = parseBody(ctx, operatorDisabledBody);
+    // Nobody locks themselves out: another operator managing operators has to do it.
+    if (body.disabled && operatorId === ctx.state.operator?.id) throw conflict('cannot_disable_self');
+    const updated = await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled);
     if (!updated) throw notFound('operator_not_found');
     respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
   });

@@ -49,8 +49,11 @@ export const ADMIN_POLICY = {
   'GET /operators': rule('everywhere', 'operators:manage'),
   'POST /operators': rule('everywhere', 'operators:manage'),
   'PUT /operators/:operatorId/grants': rule('everywhere', 'operators:manage'),
+  'PUT /operators/:operatorId/disabled': rule('everywhere', 'operators:manage'),
   // Webhook payloads hold message text and user information: the conversation itself.
   'GET /services/:serviceId/deliveries': rule('record', 'deliveries:read', 'conversations:read'),
+  // Counts only, no payload: the conversation is not read.
+  'GET /services/:serviceId/delivery-stats': rule('record', 'deliveries:read'),
   'POST /deliveries/:deliveryId/redeliver': rule('record', 'deliveries:manage', 'conversations:read'),
   // Push payloads hold message text too.
   'GET /accounts/:accountId/push-deliveries': rule('account', 'deliveries:read', 'conversations:read'),

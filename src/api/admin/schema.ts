@@ -47,6 +47,21 @@ export const deliveriesQuery = z.object({
   before: z.coerce.number().int().positive().optional(),
 });
 
+/**
+ * A Service's log also by time (created at or after `since`, before `until`) and by user: the
+ * user a webhook is about is its chain's ordering key.
+ */
+export const serviceDeliveriesQuery = deliveriesQuery
+  .extend({
+    since: z.string().datetime({ offset: true }).optional(),
+    until: z.string().datetime({ offset: true }).optional(),
+    userId: z.coerce.number().int().positive().optional(),
+  })
+  .refine((q) => !q.since || !q.until || Date.parse(q.since) < Date.parse(q.until), {
+    message: 'until must be after since',
+    path: ['until'],
+  });
+
 export const deliveryIdParams = z.object({
   deliveryId: z.string().uuid(),
 });
@@ -116,6 +131,8 @@ export const grantsBody = z.object({ grants: z.array(grant).max(100) });
 export const operatorIdParams = z.object({
   operatorId: z.coerce.number().int().positive(),
 });
+
+export const operatorDisabledBody = z.object({ disabled: z.boolean() });
 
 export const pushKindParams = z.object({
   accountId: z.coerce.number().int().positive(),

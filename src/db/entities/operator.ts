@@ -10,6 +10,8 @@ export const OperatorSchema = defineEntity({
     identifier: p.string().unique(),
     passwordHash: p.string(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    /** Set: cannot sign in, tokens refused (the grants are kept for when enabled again). */
+    disabledAt: p.datetime().nullable(),
   }),
 });
 

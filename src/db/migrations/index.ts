@@ -3,6 +3,7 @@ import { Migration20261201000000_message_content } from './Migration202612010000
 import { Migration20261215000000_deliveries_read } from './Migration20261215000000_deliveries_read.ts';
 import { Migration20261220000000_client_message_ids } from './Migration20261220000000_client_message_ids.ts';
 import { Migration20261220000000_push } from './Migration20261220000000_push.ts';
+import { Migration20261228000000_operator_disabled } from './Migration20261228000000_operator_disabled.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: 'Migration20261215000000_deliveries_read', class: Migration20261215000000_deliveries_read },
   { name: 'Migration20261220000000_client_message_ids', class: Migration20261220000000_client_message_ids },
   { name: 'Migration20261220000000_push', class: Migration20261220000000_push },
+  { name: 'Migration20261228000000_operator_disabled', class: Migration20261228000000_operator_disabled },
 ];

@@ -104,4 +104,13 @@ export interface Operator {
   identifier: string;
   grants: Grant[];
   createdAt: string;
+  /** Set: cannot sign in, sessions ended. */
+  disabledAt: string | null;
+}
+
+export interface DeliveryStats {
+  pending: number;
+  dead: number;
+  delivered: number;
+  lastHour: Array<{ minute: string; delivered: number; failed: number }>;
 }

@@ -1,33 +1,42 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
+import { onConversation } from '../live.ts';
 import type { PageContext } from '../main.ts';
 import type { Delivery, Service } from '../types.ts';
-import { badge, busy, say, statusLine } from '../ui.ts';
+import { badge, busy, errorText, say, statusLine } from '../ui.ts';
+import { deliveryStatsPanel } from './delivery-stats.ts';
 
 const STATE_BADGE = { pending: 'warn', delivered: 'ok', dead: 'error' } as const;
 
-/** The deliveries log of a Service: filter by state, each with its payload, redeliver the dead. */
-export function deliveriesSection(_ctx: PageContext, service: Service, mayManage: boolean): HTMLElement {
-  const state = h(
-    'select',
-    { name: 'state' },
-    h('option', { value: '' }, 'All'),
-    h('option', { value: 'pending' }, 'Pending'),
-    h('option', { value: 'delivered' }, 'Delivered'),
-    h('option', { value: 'dead' }, 'Dead'),
-  );
+/** A datetime-local value (the browser's time zone) as the API's ISO time; '' when empty. */
+function isoOf(local: string): string {
+  return local ? new Date(local).toISOString() : '';
+}
+
+/**
+ * The deliveries of a Service: the numbers and the last hour (read again on every live notice
+ * of the account, and with the log), and the log filtered by state, time and user, each with
+ * its payload; redeliver the dead.
+ */
+export function deliveriesSection(ctx: PageContext, service: Service, mayManage: boolean): HTMLElement {
+  const since = h('input', { type: 'datetime-local', name: 'since' });
+  const until = h('input', { type: 'datetime-local', name: 'until' });
+  const userId = h('input', { type: 'number', name: 'userId', min: 1, inputmode: 'numeric' });
+  const stats = deliveryStatsPanel(service.id);
+  const state = h('select', { name: 'state' },
+    h('option', { value: '' }, 'All'), h('option', { value: 'pending' }, 'Pending'), h('option', { value: 'delivered' }, 'Delivered'), h('option', { value: 'dead' }, 'Dead'));
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
   const status = statusLine();
   const list = h('div', {});
   const render = async () => {
-    const query = state.value ? `?state=${state.value}` : '';
-    const rows = (await api.get<Delivery[]>(`/services/${service.id}/deliveries${query}`)).data;
-    show(
-      list,
-      rows.length === 0
-        ? h('p', { class: 'empty' }, 'No deliveries.')
-        : h('ul', { class: 'plain deliveries' }, ...rows.map((d) => item(d))),
-    );
+    const query = new URLSearchParams();
+    if (state.value) query.set('state', state.value);
+    if (since.value) query.set('since', isoOf(since.value));
+    if (until.value) query.set('until', isoOf(until.value));
+    if (userId.value) query.set('userId', userId.value);
+    const [log] = await Promise.all([api.get<Delivery[]>(`/services/${service.id}/deliveries?${query.toString()}`), stats.reload()]);
+    const rows = log.data;
+    show(list, rows.length === 0 ? h('p', { class: 'empty' }, 'No deliveries.') : h('ul', { class: 'plain deliveries' }, ...rows.map((d) => item(d))));
   };
   const item = (d: Delivery) => {
     const action = d.state === 'dead' && mayManage ? h('button', { type: 'button', class: 'small' }, 'Redeliver') : null;
@@ -64,15 +73,18 @@ export function deliveriesSection(_ctx: PageContext, service: Service, mayManage
       h('details', {}, h('summary', {}, 'Payload'), h('pre', {}, JSON.stringify(d.payload, null, 2))),
     );
   };
-  state.addEventListener('change', () => void render().catch((err: unknown) => say(status, String(err), 'error')));
+  for (const filter of [state, since, until, userId]) {
+    filter.addEventListener('change', () => void render().catch((err: unknown) => say(status, errorText(err), 'error')));
+  }
+  // A delivery changes state after the notice that caused it; the counts follow at the next
+  // notice of the account, or with the log (docs/dashboard.md, "Live counts").
+  ctx.onLeave(onConversation((change) => {
+    if (change.accountId === service.accountId) void stats.reload().catch((err: unknown) => say(status, errorText(err), 'error'));
+  }));
   refresh.addEventListener('click', () => void busy(refresh, status, render));
-  void render().catch((err: unknown) => say(status, String(err), 'error'));
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'deliveries-title' },
+  void render().catch((err: unknown) => say(status, errorText(err), 'error'));
+  return h('section', { class: 'card', 'aria-labelledby': 'deliveries-title' },
     h('h2', { id: 'deliveries-title' }, 'Deliveries'),
-    h('div', { class: 'row' }, field('State', state), refresh),
-    status,
-    list,
-  );
+    stats.element,
+    h('div', { class: 'row filters' }, field('State', state), field('Since', since), field('Until', until), field('User id', userId), refresh), status, list);
 }
