@@ -37,10 +37,19 @@ describe('Admin API: delivery stats and log filters', () => {
     const now = Date.now();
     const at = (minutesAgo: number) => new Date(Math.floor((now - minutesAgo * MINUTE) / MINUTE) * MINUTE + 5_000);
     const [d1, d2, d3, x1, x2, old, deadOld] = ids;
-    for (const [id, when] of [[d1, at(5)], [d2, at(5)], [d3, at(20)], [old, at(90)]] as const) {
+    for (const [id, when] of [
+      [d1, at(5)],
+      [d2, at(5)],
+      [d3, at(20)],
+      [old, at(90)],
+    ] as const) {
       await sql(`update deliveries set state = 'delivered', delivered_at = ?, ready = false where id = ?`, [when, id]);
     }
-    for (const [id, when] of [[x1, at(5)], [x2, at(30)], [deadOld, at(120)]] as const) {
+    for (const [id, when] of [
+      [x1, at(5)],
+      [x2, at(30)],
+      [deadOld, at(120)],
+    ] as const) {
       await sql(`update deliveries set state = 'dead', updated_at = ?, ready = false where id = ?`, [when, id]);
     }
 
@@ -70,7 +79,12 @@ describe('Admin API: delivery stats and log filters', () => {
       ...(await enqueueCommitted(sharedServer(), { recipients: [service.id], orderingKey: 7001 })),
       ...(await enqueueCommitted(sharedServer(), { recipients: [service.id], orderingKey: 7002 })),
     ];
-    const times: Array<[string | undefined, string]> = [[early, '2026-01-01T10:00:00Z'], [middle, '2026-01-01T11:00:00Z'], [late, '2026-01-01T12:00:00Z'], [otherUser, '2026-01-01T11:30:00Z']];
+    const times: Array<[string | undefined, string]> = [
+      [early, '2026-01-01T10:00:00Z'],
+      [middle, '2026-01-01T11:00:00Z'],
+      [late, '2026-01-01T12:00:00Z'],
+      [otherUser, '2026-01-01T11:30:00Z'],
+    ];
     for (const [id, when] of times) await sql(`update deliveries set created_at = ? where id = ?`, [when, id]);
     const token = await adminToken();
     const log = async (query: string) => {
@@ -86,7 +100,9 @@ describe('Admin API: delivery stats and log filters', () => {
     const bad = await api().get(`/adminApi/services/${service.id}/deliveries?since=yesterday&userId=x`, { token });
     expect(bad.status).to.equal(422);
     expect(bad.body.notifications.map((n) => n.field)).to.have.members(['query.since', 'query.userId']);
-    const backwards = await api().get(`/adminApi/services/${service.id}/deliveries?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z`, { token });
+    const backwards = await api().get(`/adminApi/services/${service.id}/deliveries?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z`, {
+      token,
+    });
     expect(backwards.status).to.equal(422);
     expect(backwards.body.notifications.map((n) => n.field)).to.deep.equal(['query.until']);
   });

@@ -130,11 +130,7 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
  * Disables or enables an operator; null when there is no such operator. Disabling also ends
  * their sessions, so enabling them again does not bring old tokens back.
  */
-export async function setOperatorDisabled(
-  em: EntityManager,
-  operatorId: number,
-  disabled: boolean,
-): Promise<OperatorWithGrants | null> {
+export async function setOperatorDisabled(em: EntityManager, operatorId: number, disabled: boolean): Promise<OperatorWithGrants | null> {
   await em.transactional(async (tx) => {
     const operator = await tx.findOne(OperatorSchema, { id: operatorId });
     if (!operator) return;

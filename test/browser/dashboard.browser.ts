@@ -367,7 +367,10 @@ describe('Operator dashboard', function () {
 
     await row.getByRole('button', { name: `Disable ${target.email}` }).click();
     await page.getByRole('dialog', { name: 'Disable operator' }).getByRole('button', { name: 'Disable operator' }).click();
-    await page.getByRole('status').filter({ hasText: `${target.email} disabled.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${target.email} disabled.` })
+      .waitFor();
     await row.getByText('disabled', { exact: true }).waitFor();
     await row.getByRole('button', { name: `Enable ${target.email}` }).waitFor();
     expect((await api().get('/adminApi/session', { token: theirToken })).status).to.equal(401);
@@ -377,14 +380,20 @@ describe('Operator dashboard', function () {
     await page.getByLabel('Email').fill(target.email);
     await page.getByLabel('Password').fill(target.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('alert').filter({ hasText: 'This operator is disabled. Ask an operator who manages operators to enable you.' }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'This operator is disabled. Ask an operator who manages operators to enable you.' })
+      .waitFor();
     await screenshots(page, 'sign-in-disabled');
 
     await signIn(page);
     await page.goto(`${sharedServer().url}/dashboard#/operators`);
     const again = page.getByRole('row').filter({ hasText: target.email });
     await again.getByRole('button', { name: `Enable ${target.email}` }).click();
-    await page.getByRole('status').filter({ hasText: `${target.email} enabled.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${target.email} enabled.` })
+      .waitFor();
     await again.getByText('enabled', { exact: true }).waitFor();
     expect((await api().post('/adminApi/login', { json: target })).status).to.equal(200);
   });

@@ -23,8 +23,14 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
   const until = h('input', { type: 'datetime-local', name: 'until' });
   const userId = h('input', { type: 'number', name: 'userId', min: 1, inputmode: 'numeric' });
   const stats = deliveryStatsPanel(service.id);
-  const state = h('select', { name: 'state' },
-    h('option', { value: '' }, 'All'), h('option', { value: 'pending' }, 'Pending'), h('option', { value: 'delivered' }, 'Delivered'), h('option', { value: 'dead' }, 'Dead'));
+  const state = h(
+    'select',
+    { name: 'state' },
+    h('option', { value: '' }, 'All'),
+    h('option', { value: 'pending' }, 'Pending'),
+    h('option', { value: 'delivered' }, 'Delivered'),
+    h('option', { value: 'dead' }, 'Dead'),
+  );
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
   const status = statusLine();
   const list = h('div', {});
@@ -36,7 +42,12 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
     if (userId.value) query.set('userId', userId.value);
     const [log] = await Promise.all([api.get<Delivery[]>(`/services/${service.id}/deliveries?${query.toString()}`), stats.reload()]);
     const rows = log.data;
-    show(list, rows.length === 0 ? h('p', { class: 'empty' }, 'No deliveries.') : h('ul', { class: 'plain deliveries' }, ...rows.map((d) => item(d))));
+    show(
+      list,
+      rows.length === 0
+        ? h('p', { class: 'empty' }, 'No deliveries.')
+        : h('ul', { class: 'plain deliveries' }, ...rows.map((d) => item(d))),
+    );
   };
   const item = (d: Delivery) => {
     const action = d.state === 'dead' && mayManage ? h('button', { type: 'button', class: 'small' }, 'Redeliver') : null;
@@ -78,13 +89,28 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
   }
   // A delivery changes state after the notice that caused it; the counts follow at the next
   // notice of the account, or with the log (docs/dashboard.md, "Live counts").
-  ctx.onLeave(onConversation((change) => {
-    if (change.accountId === service.accountId) void stats.reload().catch((err: unknown) => say(status, errorText(err), 'error'));
-  }));
+  ctx.onLeave(
+    onConversation((change) => {
+      if (change.accountId === service.accountId) void stats.reload().catch((err: unknown) => say(status, errorText(err), 'error'));
+    }),
+  );
   refresh.addEventListener('click', () => void busy(refresh, status, render));
   void render().catch((err: unknown) => say(status, errorText(err), 'error'));
-  return h('section', { class: 'card', 'aria-labelledby': 'deliveries-title' },
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'deliveries-title' },
     h('h2', { id: 'deliveries-title' }, 'Deliveries'),
     stats.element,
-    h('div', { class: 'row filters' }, field('State', state), field('Since', since), field('Until', until), field('User id', userId), refresh), status, list);
+    h(
+      'div',
+      { class: 'row filters' },
+      field('State', state),
+      field('Since', since),
+      field('Until', until),
+      field('User id', userId),
+      refresh,
+    ),
+    status,
+    list,
+  );
 }

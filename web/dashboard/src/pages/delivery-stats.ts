@@ -39,7 +39,8 @@ function chart(stats: DeliveryStats): SVGElement {
     const failHeight = (m.failed / top) * (HEIGHT - 4);
     const x = n * BAR + 1;
     if (m.delivered > 0) root.append(svg('rect', { x, width: BAR - 2, y: HEIGHT - okHeight, height: okHeight, class: 'ok' }));
-    if (m.failed > 0) root.append(svg('rect', { x, width: BAR - 2, y: HEIGHT - okHeight - failHeight, height: failHeight, class: 'failed' }));
+    if (m.failed > 0)
+      root.append(svg('rect', { x, width: BAR - 2, y: HEIGHT - okHeight - failHeight, height: failHeight, class: 'failed' }));
   }
   return root;
 }
@@ -48,9 +49,23 @@ function chart(stats: DeliveryStats): SVGElement {
 function table(stats: DeliveryStats): HTMLElement {
   const busy = stats.lastHour.filter((m) => m.delivered > 0 || m.failed > 0);
   if (busy.length === 0) return h('p', { class: 'visually-hidden' }, 'No delivery ended in the last hour.');
-  return h('table', { class: 'visually-hidden' }, h('caption', {}, 'Deliveries per minute, last hour'),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Minute'), h('th', { scope: 'col' }, 'Delivered'), h('th', { scope: 'col' }, 'Failed'))),
-    h('tbody', {}, ...busy.map((m) => h('tr', {}, h('th', { scope: 'row' }, clock(m.minute)), h('td', {}, String(m.delivered)), h('td', {}, String(m.failed))))));
+  return h(
+    'table',
+    { class: 'visually-hidden' },
+    h('caption', {}, 'Deliveries per minute, last hour'),
+    h(
+      'thead',
+      {},
+      h('tr', {}, h('th', { scope: 'col' }, 'Minute'), h('th', { scope: 'col' }, 'Delivered'), h('th', { scope: 'col' }, 'Failed')),
+    ),
+    h(
+      'tbody',
+      {},
+      ...busy.map((m) =>
+        h('tr', {}, h('th', { scope: 'row' }, clock(m.minute)), h('td', {}, String(m.delivered)), h('td', {}, String(m.failed))),
+      ),
+    ),
+  );
 }
 
 /** The section and a function that reads the numbers again. */
@@ -60,16 +75,31 @@ export function deliveryStatsPanel(serviceId: number): { element: HTMLElement; r
     const stats = (await api.get<DeliveryStats>(`/services/${serviceId}/delivery-stats`)).data;
     const first = stats.lastHour[0];
     const last = stats.lastHour[stats.lastHour.length - 1];
-    show(element,
-      h('dl', { class: 'numbers' },
+    show(
+      element,
+      h(
+        'dl',
+        { class: 'numbers' },
         h('div', {}, h('dt', {}, 'Pending'), h('dd', { 'data-count': 'pending' }, String(stats.pending))),
         h('div', {}, h('dt', {}, 'Dead'), h('dd', { 'data-count': 'dead', class: stats.dead > 0 ? 'bad' : '' }, String(stats.dead))),
-        h('div', {}, h('dt', {}, 'Delivered'), h('dd', { 'data-count': 'delivered' }, String(stats.delivered)))),
-      h('figure', { class: 'chart-figure' }, chart(stats),
-        h('figcaption', { class: 'hint' },
-          h('span', { class: 'key ok' }), ' delivered ', h('span', { class: 'key failed' }), ' failed (ended dead), per minute',
-          first && last ? `, ${clock(first.minute)}–${clock(last.minute)}` : '')),
-      table(stats));
+        h('div', {}, h('dt', {}, 'Delivered'), h('dd', { 'data-count': 'delivered' }, String(stats.delivered))),
+      ),
+      h(
+        'figure',
+        { class: 'chart-figure' },
+        chart(stats),
+        h(
+          'figcaption',
+          { class: 'hint' },
+          h('span', { class: 'key ok' }),
+          ' delivered ',
+          h('span', { class: 'key failed' }),
+          ' failed (ended dead), per minute',
+          first && last ? `, ${clock(first.minute)}–${clock(last.minute)}` : '',
+        ),
+      ),
+      table(stats),
+    );
   };
   return { element, reload };
 }

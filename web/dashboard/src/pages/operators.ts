@@ -44,13 +44,33 @@ function stateCell(ctx: PageContext, operator: Operator, status: HTMLElement): H
     const state = current.disabledAt ? badge('disabled', 'warn') : badge('enabled', 'ok');
     if (current.id === ctx.me.id) return show(cell, state, h('span', { class: 'hint' }, 'you'));
     const disable = current.disabledAt === null;
-    const toggle = h('button', { type: 'button', class: disable ? 'small danger' : 'small secondary', 'aria-label': `${disable ? 'Disable' : 'Enable'} ${current.email}` }, disable ? 'Disable' : 'Enable');
-    toggle.addEventListener('click', () => void busy(toggle, status, async () => {
-      if (disable && !(await confirm('Disable operator', `${current.email} is signed out everywhere and cannot sign in until enabled again. Their grants are kept.`, 'Disable operator'))) return;
-      const updated = (await api.put<Operator>(`/operators/${current.id}/disabled`, { disabled: disable })).data;
-      draw(updated, true);
-      say(status, `${current.email} ${disable ? 'disabled' : 'enabled'}.`);
-    }));
+    const toggle = h(
+      'button',
+      {
+        type: 'button',
+        class: disable ? 'small danger' : 'small secondary',
+        'aria-label': `${disable ? 'Disable' : 'Enable'} ${current.email}`,
+      },
+      disable ? 'Disable' : 'Enable',
+    );
+    toggle.addEventListener(
+      'click',
+      () =>
+        void busy(toggle, status, async () => {
+          if (
+            disable &&
+            !(await confirm(
+              'Disable operator',
+              `${current.email} is signed out everywhere and cannot sign in until enabled again. Their grants are kept.`,
+              'Disable operator',
+            ))
+          )
+            return;
+          const updated = (await api.put<Operator>(`/operators/${current.id}/disabled`, { disabled: disable })).data;
+          draw(updated, true);
+          say(status, `${current.email} ${disable ? 'disabled' : 'enabled'}.`);
+        }),
+    );
     show(cell, state, toggle);
     if (focus) toggle.focus();
   };
@@ -64,12 +84,23 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
   const rows = operators.map((operator) => {
     const grants = h('input', { value: grantsText(operator), 'aria-label': `Grants of ${operator.email}`, spellcheck: 'false' });
     const save = h('button', { type: 'button', class: 'small secondary', 'aria-label': `Save grants of ${operator.email}` }, 'Save');
-    save.addEventListener('click', () => void busy(save, status, async () => {
-      await api.put(`/operators/${operator.id}/grants`, { grants: parseGrants(grants.value) });
-      say(status, `Grants of ${operator.email} saved.`);
-    }));
-    return h('tr', {}, h('td', {}, operator.email), h('td', {}, h('code', {}, operator.identifier)), h('td', {}, h('div', { class: 'row' }, grants, save)),
-      h('td', {}, stateCell(ctx, operator, status)), h('td', {}, formatTime(operator.createdAt)));
+    save.addEventListener(
+      'click',
+      () =>
+        void busy(save, status, async () => {
+          await api.put(`/operators/${operator.id}/grants`, { grants: parseGrants(grants.value) });
+          say(status, `Grants of ${operator.email} saved.`);
+        }),
+    );
+    return h(
+      'tr',
+      {},
+      h('td', {}, operator.email),
+      h('td', {}, h('code', {}, operator.identifier)),
+      h('td', {}, h('div', { class: 'row' }, grants, save)),
+      h('td', {}, stateCell(ctx, operator, status)),
+      h('td', {}, formatTime(operator.createdAt)),
+    );
   });
   const email = h('input', { type: 'email', name: 'email', required: true });
   const password = h('input', { type: 'password', name: 'password', required: true, minlength: 8, autocomplete: 'new-password' });
@@ -91,9 +122,33 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
       await operatorsPage(ctx);
     });
   });
-  show(ctx.main, h('h1', {}, 'Operators'),
-    h('section', { class: 'card table-wrap' }, h('table', { class: 'operators' }, h('caption', { class: 'visually-hidden' }, 'Operators'),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Email'), h('th', { scope: 'col' }, 'Identifier'), h('th', { scope: 'col' }, 'Grants'), h('th', { scope: 'col' }, 'State'), h('th', { scope: 'col' }, 'Created'))),
-      h('tbody', {}, ...rows))),
-    status, form);
+  show(
+    ctx.main,
+    h('h1', {}, 'Operators'),
+    h(
+      'section',
+      { class: 'card table-wrap' },
+      h(
+        'table',
+        { class: 'operators' },
+        h('caption', { class: 'visually-hidden' }, 'Operators'),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Email'),
+            h('th', { scope: 'col' }, 'Identifier'),
+            h('th', { scope: 'col' }, 'Grants'),
+            h('th', { scope: 'col' }, 'State'),
+            h('th', { scope: 'col' }, 'Created'),
+          ),
+        ),
+        h('tbody', {}, ...rows),
+      ),
+    ),
+    status,
+    form,
+  );
 }
