@@ -237,17 +237,21 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
         userId,
         JSON.stringify(content),
       ]);
+      const pathOf = async (id: string) =>
+        (await connection.execute<Array<{ path: string }>>('select path from media where id = ?', [id]))[0]?.path;
+      // Read before the uploads are aged: from then on the sweeper (every 0.2 s) may take it.
+      const unsentPath = (await pathOf(unsent))!;
+      const unsentFile = path.join(server.config.dataDir, 'media', String(account.id), unsentPath);
+      expect(existsSync(unsentFile)).to.equal(true);
       await connection.execute(`update media set created_at = now() - interval '2 hours' where id = any(?::uuid[])`, [
         `{${[sent, inCarousel, unsent].join(',')}}`,
       ]);
 
-      const pathOf = async (id: string) =>
-        (await connection.execute<Array<{ path: string }>>('select path from media where id = ?', [id]))[0]?.path;
-      const unsentPath = (await pathOf(unsent))!;
-      const unsentFile = path.join(server.config.dataDir, 'media', String(account.id), unsentPath);
-      expect(existsSync(unsentFile)).to.equal(true);
+      // The sweeper deletes the row, then (after its commit) the file: wait for both.
       const deadline = Date.now() + 10_000;
-      while ((await pathOf(unsent)) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while (((await pathOf(unsent)) !== undefined || existsSync(unsentFile)) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
 
       expect(await pathOf(unsent), 'the unsent row is gone').to.equal(undefined);
       expect(existsSync(unsentFile), 'the unsent file is gone').to.equal(false);
