@@ -10,8 +10,10 @@ export interface Received {
   body: string;
   json: unknown;
   at: number;
-  /** When the answer was sent; unset while it is pending (or hangs). */
+  /** When the answer was sent; unset while it is pending (or hangs), or if the sender went away first. */
   answeredAt?: number;
+  /** When its connection closed, answered or not: a sender killed mid-request ends its attempt here. */
+  closedAt?: number;
 }
 
 export interface Reply {
@@ -48,6 +50,7 @@ export class Receiver {
         const received: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
         this.requests.push(received);
         res.on('finish', () => (received.answeredAt = Date.now()));
+        res.on('close', () => (received.closedAt = Date.now()));
         this.answer(res, this.decide?.(received) ?? this.script.shift() ?? this.fallback);
         for (const wake of this.waiters) wake();
       });
