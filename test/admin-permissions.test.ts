@@ -226,6 +226,14 @@ const CASES: Case[] = [
   },
   {
     method: 'GET',
+    route: '/deliveries/:deliveryId/attempts',
+    path: (i) => `/adminApi/deliveries/${i.deliveryId}/attempts`,
+    needs: ['deliveries:read'],
+    allowed: 200,
+    record: true,
+  },
+  {
+    method: 'GET',
     route: '/accounts/:accountId/push-deliveries',
     path: (i) => `/adminApi/accounts/${i.accountId}/push-deliveries`,
     needs: ['deliveries:read', 'conversations:read'],

@@ -1,6 +1,7 @@
 // A Service's delivery numbers (GET /adminApi/services/{id}/delivery-stats) and the log's time
 // and user filters. The Service is switched off, so nothing is sent; the rows are then put into
-// their states and minutes directly, the only way to place them an exact number of minutes ago.
+// their states, and attempts logged in their minutes, directly: the only way to place them an
+// exact number of minutes ago.
 import { expect } from 'chai';
 import { enqueueCommitted } from './support/deliveries.ts';
 import { adminToken, createAccount, createService } from './support/factories.ts';
@@ -37,26 +38,29 @@ describe('Admin API: delivery stats and log filters', () => {
     const now = Date.now();
     const at = (minutesAgo: number) => new Date(Math.floor((now - minutesAgo * MINUTE) / MINUTE) * MINUTE + 5_000);
     const [d1, d2, d3, x1, x2, old, deadOld] = ids;
-    for (const [id, when] of [
-      [d1, at(5)],
-      [d2, at(5)],
-      [d3, at(20)],
-      [old, at(90)],
+    for (const id of [d1, d2, d3, old])
+      await sql(`update deliveries set state = 'delivered', delivered_at = now(), ready = false where id = ?`, [id]);
+    for (const id of [x1, deadOld]) await sql(`update deliveries set state = 'dead', ready = false where id = ?`, [id]);
+    // x2 is still pending: its failed attempt is to be retried.
+    for (const [id, outcome, when] of [
+      [d1, 'delivered', at(5)],
+      [d2, 'delivered', at(5)],
+      [d3, 'delivered', at(20)],
+      [old, 'delivered', at(90)],
+      [x1, 'dead', at(5)],
+      [x2, 'retry', at(30)],
+      [deadOld, 'dead', at(120)],
     ] as const) {
-      await sql(`update deliveries set state = 'delivered', delivered_at = ?, ready = false where id = ?`, [when, id]);
+      await sql(
+        `insert into delivery_attempts (delivery_id, service_id, attempt, started_at, duration_ms, outcome, node)
+         values (?, ?, 1, ?, 3, ?, 'test')`,
+        [id, service.id, when, outcome],
+      );
     }
-    for (const [id, when] of [
-      [x1, at(5)],
-      [x2, at(30)],
-      [deadOld, at(120)],
-    ] as const) {
-      await sql(`update deliveries set state = 'dead', updated_at = ?, ready = false where id = ?`, [when, id]);
-    }
-
     const answer = await api().get<Stats>(`/adminApi/services/${service.id}/delivery-stats`, { token: await adminToken() });
     expect(answer.status, answer.text).to.equal(200);
     const stats = answer.body.data;
-    expect({ pending: stats.pending, dead: stats.dead, delivered: stats.delivered }).to.deep.equal({ pending: 2, dead: 3, delivered: 4 });
+    expect({ pending: stats.pending, dead: stats.dead, delivered: stats.delivered }).to.deep.equal({ pending: 3, dead: 2, delivered: 4 });
     expect(stats.lastHour).to.have.length(60);
     for (const [n, m] of stats.lastHour.entries()) {
       expect(Date.parse(m.minute) % MINUTE, m.minute).to.equal(0);

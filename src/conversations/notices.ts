@@ -6,7 +6,10 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { AgentSnapshot, Message } from '../db/entities/index.ts';
 
-/** What one node tells all nodes (itself included) about a conversation. */
+/**
+ * What one node tells all nodes (itself included) about a conversation, or (`deliveries`) that
+ * the delivery outcomes of some Services were committed, which only the dashboard listens to.
+ */
 export type Notice =
   | {
       kind: 'message';
@@ -26,7 +29,8 @@ export type Notice =
       typingUntil: number | null;
     }
   | { kind: 'messageStatus'; userId: number; messages: Array<{ id: number; status: number }> }
-  | { kind: 'merged'; fromUserId: number; toUserId: number };
+  | { kind: 'merged'; fromUserId: number; toUserId: number }
+  | { kind: 'deliveries'; serviceIds: number[] };
 
 /** Notices recorded per transaction (its EntityManager fork), until it commits. */
 const recorded = new WeakMap<object, Notice[]>();

@@ -1,7 +1,6 @@
 // The numbers of a Service's deliveries for the dashboard: how many are in each state, and
-// the last hour minute by minute. Read from the deliveries table itself: there is no log of
-// single attempts, so a minute's "failed" are the deliveries that ended dead in it (a failed
-// attempt that is retried later counts only once it gives up).
+// the last hour minute by minute, from the attempts log: a minute's "delivered" are the
+// attempts made in it that delivered, its "failed" those that did not (to be retried or not).
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 export interface DeliveryStats {
@@ -21,19 +20,16 @@ export async function deliveryStats(em: EntityManager, serviceId: number): Promi
        from deliveries where service_id = ?`,
     [serviceId],
   );
-  // A dead row is not written again once ended (redelivery makes it pending), so its
-  // updated_at is when it died.
   const minutes = await connection.execute<Array<{ minute: Date; delivered: string; failed: string }>>(
-    `with ended as (
-       select state, coalesce(delivered_at, updated_at) as at from deliveries
-        where service_id = ? and state in ('delivered', 'dead')
-          and coalesce(delivered_at, updated_at) >= date_trunc('minute', now()) - interval '59 minutes'
+    `with made as (
+       select outcome, started_at from delivery_attempts
+        where service_id = ? and started_at >= date_trunc('minute', now()) - interval '59 minutes'
      )
      select m.minute,
-            count(e.at) filter (where e.state = 'delivered') as delivered,
-            count(e.at) filter (where e.state = 'dead') as failed
+            count(a.started_at) filter (where a.outcome = 'delivered') as delivered,
+            count(a.started_at) filter (where a.outcome <> 'delivered') as failed
        from generate_series(date_trunc('minute', now()) - interval '59 minutes', date_trunc('minute', now()), interval '1 minute') as m(minute)
-       left join ended e on e.at >= m.minute and e.at < m.minute + interval '1 minute'
+       left join made a on a.started_at >= m.minute and a.started_at < m.minute + interval '1 minute'
       group by m.minute
       order by m.minute`,
     [serviceId],

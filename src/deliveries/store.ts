@@ -121,6 +121,9 @@ export async function releaseClaims(em: EntityManager, node: string, ids: string
 export interface AttemptRecord {
   status: number | null;
   error: string | null;
+  /** When the request went out, and how long until its answer (or its failure). */
+  startedAt: Date;
+  durationMs: number;
 }
 
 /** What became of one attempt, as written to its delivery. */
@@ -143,17 +146,74 @@ type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
  * each in ascending order, so batches of two nodes rarely wait on each other in a cycle (and
  * one that deadlocks is written again record by record). A record whose delivery is no longer
  * this node's lease (or no longer pending) changes nothing, except that a delivered one is
- * recorded whoever holds it now: the receiver has it.
+ * recorded whoever holds it now: the receiver has it. Returns the Services whose deliveries
+ * changed, for the dashboard's live counts.
  */
-export async function writeOutcomes(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<void> {
+export async function writeOutcomes(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
   const ended: Ended[] = [];
   const released: Released[] = [];
   for (const record of records) {
     if (record.type === 'delivered' || record.type === 'dead' || record.type === 'unregistered') ended.push(record);
     else released.push(record);
   }
+  // Before the updates below: it applies their conditions to the rows as the attempts found them.
+  const services = await logAttempts(tx, node, records);
   await end(tx, node, ended);
   await release(tx, node, released);
+  return services;
+}
+
+/**
+ * One row per attempt in delivery_attempts, for the records that will change their delivery
+ * (the same conditions as end() and release()): an attempt whose lease another node has taken
+ * over since is not the delivery's any more, and the attempt of that node is logged instead.
+ * Attempts are numbered over the delivery's life: a redelivery starts its retries afresh, its
+ * attempts go on counting.
+ */
+async function logAttempts(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
+  if (records.length === 0) return [];
+  const rows = await tx.getConnection().execute<Array<{ serviceId: number | null }>>(
+    `insert into delivery_attempts (delivery_id, service_id, attempt, started_at, duration_ms, status, error, outcome, next_attempt_at, node)
+     select d.id, d.service_id, 1 + (select count(*) from delivery_attempts p where p.delivery_id = d.id), r.started_at, r.duration_ms, r.status, r.error, r.outcome, r.next_attempt_at, ?
+       from unnest(?::uuid[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[])
+            as r(id, started_at, duration_ms, status, error, outcome, next_attempt_at)
+       join deliveries d on d.id = r.id
+      where d.state = 'pending' and (r.outcome = 'delivered' or d.claimed_by = ?)
+     returning service_id as "serviceId"`,
+    [
+      node,
+      pgUuidArray(records.map((r) => r.id)),
+      pgTextArray(records.map((r) => r.startedAt.toISOString())),
+      pgIntArray(records.map((r) => Math.max(0, Math.round(r.durationMs)))),
+      pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
+      pgTextArray(records.map((r) => r.error)),
+      pgTextArray(records.map((r) => r.type)),
+      pgTextArray(records.map((r) => (r.type === 'retry' ? r.nextAttemptAt.toISOString() : null))),
+      node,
+    ],
+    'all',
+    tx.getTransactionContext(),
+  );
+  return [...new Set(rows.flatMap((r) => (r.serviceId === null ? [] : [r.serviceId])))].sort((a, b) => a - b);
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  status: number | null;
+  error: string | null;
+  outcome: OutcomeRecord['type'];
+  nextAttemptAt: Date | null;
+}
+
+/** A delivery's attempts in the order they were made. */
+export async function listAttempts(em: EntityManager, deliveryId: string): Promise<DeliveryAttempt[]> {
+  return em.getConnection().execute<DeliveryAttempt[]>(
+    `select attempt, started_at as "startedAt", duration_ms as "durationMs", status, error, outcome, next_attempt_at as "nextAttemptAt"
+       from delivery_attempts where delivery_id = ? order by id`,
+    [deliveryId],
+  );
 }
 
 /**

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GroupCommit } from '../conversations/group-commit.ts';
+import { notify } from '../conversations/notices.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -20,7 +21,15 @@ import { PushSender } from '../push/sender.ts';
 import type { PushOutcome } from '../push/outcome.ts';
 import { pushKindOf } from '../push/settings.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import { claimDue, releaseClaims, writeOutcomes, type ClaimedDelivery, type ClaimedPush, type OutcomeRecord } from './store.ts';
+import {
+  claimDue,
+  releaseClaims,
+  writeOutcomes,
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type ClaimedPush,
+  type OutcomeRecord,
+} from './store.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -75,7 +84,9 @@ export class DeliveryWorker {
       // A batch is written whole or not at all; GroupCommit then writes its records one by one,
       // so only a record that cannot be written stays unrecorded (and is sent again once its lease runs out).
       write: async (tx, batch) => {
-        await writeOutcomes(tx, this.node, batch);
+        const serviceIds = await writeOutcomes(tx, this.node, batch);
+        // The dashboard's counts of these Services change with this commit.
+        if (serviceIds.length > 0) notify(tx, { kind: 'deliveries', serviceIds });
         return batch.map(() => ({ ok: true, value: undefined }));
       },
     });
@@ -215,9 +226,11 @@ export class DeliveryWorker {
     };
     // The HTTP slot is free once the answer is in; the lease keeps the row ours until the
     // outcome is written, and stop() waits for that write too.
+    const startedAt = new Date();
+    const started = performance.now();
     const sent = this.attempt(delivery).finally(release);
     const recorded = sent
-      .then((outcome) => this.record(delivery, outcome))
+      .then((outcome) => this.record(delivery, outcome, { startedAt, durationMs: performance.now() - started }))
       .catch((err: unknown) => {
         // The lease runs out and the delivery is attempted again: at least once, never lost.
         this.deps.logger.error({ err, deliveryId: delivery.id }, 'recording a delivery attempt failed');
@@ -246,33 +259,37 @@ export class DeliveryWorker {
   }
 
   /** Counted once the outcome is committed: the figures are what the database holds. */
-  private async record(delivery: ClaimedDelivery, outcome: Outcome | PushOutcome): Promise<void> {
-    if (delivery.deviceId !== null) return this.recordPush(delivery, outcome as PushOutcome);
+  private async record(
+    delivery: ClaimedDelivery,
+    outcome: Outcome | PushOutcome,
+    timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
+  ): Promise<void> {
+    if (delivery.deviceId !== null) return this.recordPush(delivery, outcome as PushOutcome, timing);
     const { deliveries } = this.deps.metrics;
     const { id } = delivery;
     const status = outcome.status;
     const error = 'error' in outcome ? outcome.error : null;
     switch (outcome.kind) {
       case 'delivered':
-        await this.outcomes.send({ type: 'delivered', id, status, error });
+        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
         deliveries.inc({ outcome: 'delivered' });
         return;
       case 'gone':
-        await this.outcomes.send({ type: 'gone', id, serviceId: delivery.serviceId, status, error });
+        await this.outcomes.send({ type: 'gone', id, serviceId: delivery.serviceId, status, error, ...timing });
         deliveries.inc({ outcome: 'failed' });
         this.deps.logger.warn({ serviceId: delivery.serviceId }, 'webhook answered 410 Gone: Service disabled');
         return;
       case 'failed':
-        await this.outcomes.send({ type: 'dead', id, status, error });
+        await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
         deliveries.inc({ outcome: 'dead' });
         return;
       case 'retry': {
         const delay = nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
         if (delay === null) {
-          await this.outcomes.send({ type: 'dead', id, status, error });
+          await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
           deliveries.inc({ outcome: 'dead' });
         } else {
-          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error });
+          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error, ...timing });
           deliveries.inc({ outcome: 'failed' });
         }
       }
@@ -280,7 +297,11 @@ export class DeliveryWorker {
   }
 
   /** As record(), counted per push kind: sent, failed (to be retried), dead. */
-  private async recordPush(push: ClaimedPush, outcome: PushOutcome): Promise<void> {
+  private async recordPush(
+    push: ClaimedPush,
+    outcome: PushOutcome,
+    timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
+  ): Promise<void> {
     const count = (result: 'sent' | 'failed' | 'dead') =>
       this.deps.metrics.pushes.inc({ kind: pushKindOf(push.pushType ?? 0) ?? 'none', outcome: result });
     const { id } = push;
@@ -288,26 +309,34 @@ export class DeliveryWorker {
     const error = 'error' in outcome ? outcome.error : null;
     switch (outcome.kind) {
       case 'delivered':
-        await this.outcomes.send({ type: 'delivered', id, status, error });
+        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
         count('sent');
         return;
       case 'unregistered':
-        await this.outcomes.send({ type: 'unregistered', id, deviceId: push.deviceId, token: push.pushToken ?? '', status, error });
+        await this.outcomes.send({
+          type: 'unregistered',
+          id,
+          deviceId: push.deviceId,
+          token: push.pushToken ?? '',
+          status,
+          error,
+          ...timing,
+        });
         count('dead');
         this.deps.logger.info({ deviceId: push.deviceId }, 'push token refused by its push service: removed from the device');
         return;
       case 'failed':
       case 'undeliverable':
-        await this.outcomes.send({ type: 'dead', id, status, error });
+        await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
         count('dead');
         return;
       case 'retry': {
         const delay = nextDelayMs(push.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
         if (delay === null) {
-          await this.outcomes.send({ type: 'dead', id, status, error });
+          await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
           count('dead');
         } else {
-          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error });
+          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error, ...timing });
           count('failed');
         }
       }

@@ -167,8 +167,15 @@ export const operations: Operation[] = [
     method: 'get',
     path: '/adminApi/services/{serviceId}/delivery-stats',
     api: 'admin',
-    summary: 'Deliveries pending, dead and delivered, and the last hour per minute (delivered; failed: ended dead)',
+    summary: 'Deliveries pending, dead and delivered, and the last hour per minute (attempts delivered and failed)',
     params: admin.serviceIdParams,
+  },
+  {
+    method: 'get',
+    path: '/adminApi/deliveries/{deliveryId}/attempts',
+    api: 'admin',
+    summary: 'Every attempt of a delivery (webhook or push): when, how long, status, error, outcome, next attempt',
+    params: admin.deliveryIdParams,
   },
   {
     method: 'post',

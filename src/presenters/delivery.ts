@@ -1,5 +1,5 @@
 import type { DeliveryStats } from '../deliveries/stats.ts';
-import type { DeliveryLogEntry } from '../deliveries/store.ts';
+import type { DeliveryAttempt, DeliveryLogEntry } from '../deliveries/store.ts';
 
 /**
  * A row of the deliveries log, with the payload as the Service received (or will receive) it;
@@ -19,6 +19,19 @@ export function presentDelivery(entry: DeliveryLogEntry) {
     createdAt: new Date(entry.createdAt).toISOString(),
     deliveredAt: entry.deliveredAt ? new Date(entry.deliveredAt).toISOString() : null,
     payload: JSON.parse(entry.payload) as unknown,
+  };
+}
+
+/** One attempt: `outcome` delivered, retry (at `nextAttemptAt`), dead, gone (410: the Service switched off) or unregistered (a push token refused). */
+export function presentDeliveryAttempt(attempt: DeliveryAttempt) {
+  return {
+    attempt: attempt.attempt,
+    startedAt: new Date(attempt.startedAt).toISOString(),
+    durationMs: attempt.durationMs,
+    status: attempt.status,
+    error: attempt.error,
+    outcome: attempt.outcome,
+    nextAttemptAt: attempt.nextAttemptAt ? new Date(attempt.nextAttemptAt).toISOString() : null,
   };
 }
 

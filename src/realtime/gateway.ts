@@ -281,6 +281,7 @@ export class Gateway {
 
   private receive(notice: Notice): void {
     this.operators?.receive(notice);
+    if (notice.kind === 'deliveries') return;
     if (notice.kind === 'merged') {
       void this.moveSockets(notice.fromUserId, notice.toUserId);
       return;

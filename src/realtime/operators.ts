@@ -2,8 +2,11 @@
 // authenticates with an operator's bearer token (handshake `auth.token`) and joins the room of
 // every account where the operator may read conversations (`everywhere` for a grant on every
 // account). It hears of changes through the same notices as chat sockets (the gateway hands each
-// one here), as `conversation` events naming the user and what changed; the dashboard then reads
-// the Admin API, which applies the permissions again, so no content travels on this channel.
+// one here), as `conversation` events naming the user and what changed, and `deliveries` events
+// naming the Services whose delivery outcomes were committed (at most one a second per account,
+// the last always sent, so a busy Service does not make every dashboard read its numbers a hundred
+// times a second); the dashboard then reads the Admin API, which applies the permissions again,
+// so no content travels on this channel.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Namespace, Socket } from 'socket.io';
 import type { Notice } from '../conversations/notices.ts';
@@ -16,19 +19,31 @@ export interface ConversationChange {
   change: 'message' | 'agent' | 'messageStatus' | 'merged';
 }
 
+export interface DeliveriesChange {
+  accountId: number;
+  serviceIds: number[];
+}
+
 interface OperatorEvents {
   conversation(change: ConversationChange): void;
+  deliveries(change: DeliveriesChange): void;
 }
 
 type OperatorSocket = Socket<Record<string, never>, OperatorEvents>;
 
 const EVERYWHERE = 'everywhere';
 
-/** Users' accounts never change: remembered, up to a bound, so a busy node asks once per user. */
+/** Users' and Services' accounts never change: remembered, up to a bound, so a busy node asks once for each. */
 const ACCOUNT_CACHE = 10_000;
+
+/** The least time between two `deliveries` events of one account. */
+const DELIVERIES_EVERY_MS = 1000;
 
 export class OperatorChannel {
   private readonly accountOf = new Map<number, number>();
+  private readonly accountOfService = new Map<number, number>();
+  /** Accounts whose last `deliveries` event went out less than DELIVERIES_EVERY_MS ago, with the Services changed since. */
+  private readonly holding = new Map<number, Set<number>>();
 
   constructor(
     private readonly namespace: Namespace<Record<string, never>, OperatorEvents>,
@@ -46,11 +61,43 @@ export class OperatorChannel {
   /** Every notice of this node (local or from another node); each node tells its own sockets. */
   receive(notice: Notice): void {
     if (this.namespace.sockets.size === 0 || notice.kind === 'agentTyping') return;
+    if (notice.kind === 'deliveries') {
+      for (const serviceId of notice.serviceIds) {
+        this.serviceAccount(serviceId).then((accountId) => {
+          if (accountId !== null) this.deliveriesChanged(accountId, serviceId);
+        }, this.onError);
+      }
+      return;
+    }
     const userId = notice.kind === 'merged' ? notice.toUserId : notice.userId;
     this.account(userId).then((accountId) => {
       if (accountId === null) return;
       this.namespace.local.to([`account:${accountId}`, EVERYWHERE]).emit('conversation', { accountId, userId, change: notice.kind });
     }, this.onError);
+  }
+
+  /** Emits at once, then holds the account's next changes until DELIVERIES_EVERY_MS has passed. */
+  private deliveriesChanged(accountId: number, serviceId: number): void {
+    const held = this.holding.get(accountId);
+    if (held) {
+      held.add(serviceId);
+      return;
+    }
+    this.emitDeliveries(accountId, [serviceId]);
+  }
+
+  private emitDeliveries(accountId: number, serviceIds: number[]): void {
+    this.namespace.local.to([`account:${accountId}`, EVERYWHERE]).emit('deliveries', { accountId, serviceIds });
+    this.holding.set(accountId, new Set());
+    setTimeout(() => {
+      const held = this.holding.get(accountId);
+      this.holding.delete(accountId);
+      if (held && held.size > 0)
+        this.emitDeliveries(
+          accountId,
+          [...held].sort((a, b) => a - b),
+        );
+    }, DELIVERIES_EVERY_MS).unref();
   }
 
   private async authenticate(socket: OperatorSocket): Promise<void> {
@@ -65,6 +112,19 @@ export class OperatorChannel {
     const rooms = [...accounts].filter((id) => allows(operator.grants, 'conversations:read', id)).map((id) => `account:${id}`);
     if (rooms.length === 0) throw Object.assign(new Error('permission_denied'), { data: { status: 403, code: 'permission_denied' } });
     await socket.join(rooms);
+  }
+
+  private async serviceAccount(serviceId: number): Promise<number | null> {
+    const known = this.accountOfService.get(serviceId);
+    if (known !== undefined) return known;
+    const row = await this.em()
+      .getConnection()
+      .execute<Array<{ account_id: number }>>('select account_id from services where id = ?', [serviceId]);
+    const accountId = row[0]?.account_id ?? null;
+    if (accountId === null) return null;
+    if (this.accountOfService.size >= ACCOUNT_CACHE) this.accountOfService.clear();
+    this.accountOfService.set(serviceId, accountId);
+    return accountId;
   }
 
   private async account(userId: number): Promise<number | null> {

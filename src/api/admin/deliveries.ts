@@ -1,13 +1,22 @@
 import { DeviceSchema } from '../../db/entities/index.ts';
-import { findDelivery, listDeliveries, listPushDeliveries, redeliver } from '../../deliveries/store.ts';
+import {
+  findDelivery,
+  listAttempts,
+  listDeliveries,
+  listPushDeliveries,
+  redeliver,
+  type DeliveryLogEntry,
+} from '../../deliveries/store.ts';
 import { findService } from '../../tenancy/services.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams, parseQuery } from '../../http/validate.ts';
-import { presentDelivery, presentDeliveryStats } from '../../presenters/delivery.ts';
+import type { AppContext } from '../../http/types.ts';
+import { presentDelivery, presentDeliveryAttempt, presentDeliveryStats } from '../../presenters/delivery.ts';
 import { deliveryStats } from '../../deliveries/stats.ts';
 import { authorize, authorizeRecord } from './auth.ts';
+import type { AdminRoute } from './policy.ts';
 import { accountIdParams, deliveriesQuery, deliveryIdParams, serviceDeliveriesQuery } from './schema.ts';
 import { authorizedService } from './services.ts';
 
@@ -54,28 +63,40 @@ export function deliveryRoutes(router: AppRouter): void {
     });
   });
 
+  router.get('/deliveries/:deliveryId/attempts', async (ctx) => {
+    const { deliveryId } = parseParams(ctx, deliveryIdParams);
+    await authorizedDelivery(ctx, 'GET /deliveries/:deliveryId/attempts', deliveryId);
+    respond(ctx, { data: (await listAttempts(ctx.deps.db.orm.em, deliveryId)).map(presentDeliveryAttempt) });
+  });
+
   router.post('/deliveries/:deliveryId/redeliver', async (ctx) => {
     const { deliveryId } = parseParams(ctx, deliveryIdParams);
     const em = ctx.deps.db.orm.em;
-    await authorizeRecord(
-      ctx,
-      'POST /deliveries/:deliveryId/redeliver',
-      async () => {
-        const delivery = await findDelivery(em, deliveryId);
-        if (!delivery) return null;
-        // A Service's webhook delivery, or a push to a device: either way of one account.
-        const owner =
-          delivery.serviceId !== null
-            ? await findService(em, delivery.serviceId)
-            : await em.findOne(DeviceSchema, { id: delivery.deviceId ?? 0 });
-        return owner ? { delivery, accountId: owner.accountId } : null;
-      },
-      (found) => found.accountId,
-      () => notFound('delivery_not_found'),
-    );
+    await authorizedDelivery(ctx, 'POST /deliveries/:deliveryId/redeliver', deliveryId);
     const requeued = await redeliver(em, deliveryId);
     if (!requeued) throw conflict('delivery_not_dead');
     ctx.deps.deliveries?.nudge();
     respond(ctx, { data: presentDelivery(requeued) });
   });
+}
+
+/** The delivery, if the operator may do `route` on its account (a Service's webhook delivery or a push to a device: either way of one account). */
+async function authorizedDelivery(ctx: AppContext, route: AdminRoute, deliveryId: string): Promise<DeliveryLogEntry> {
+  const em = ctx.deps.db.orm.em;
+  const found = await authorizeRecord(
+    ctx,
+    route,
+    async () => {
+      const delivery = await findDelivery(em, deliveryId);
+      if (!delivery) return null;
+      const owner =
+        delivery.serviceId !== null
+          ? await findService(em, delivery.serviceId)
+          : await em.findOne(DeviceSchema, { id: delivery.deviceId ?? 0 });
+      return owner ? { delivery, accountId: owner.accountId } : null;
+    },
+    (record) => record.accountId,
+    () => notFound('delivery_not_found'),
+  );
+  return found.delivery;
 }

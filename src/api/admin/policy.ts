@@ -55,6 +55,8 @@ export const ADMIN_POLICY = {
   // Counts only, no payload: the conversation is not read.
   'GET /services/:serviceId/delivery-stats': rule('record', 'deliveries:read'),
   'POST /deliveries/:deliveryId/redeliver': rule('record', 'deliveries:manage', 'conversations:read'),
+  // Statuses and errors only, no payload.
+  'GET /deliveries/:deliveryId/attempts': rule('record', 'deliveries:read'),
   // Push payloads hold message text too.
   'GET /accounts/:accountId/push-deliveries': rule('account', 'deliveries:read', 'conversations:read'),
   // The settings hold secrets, never returned; reading them says which are set.

@@ -1,5 +1,6 @@
 // The operators' live channel (Socket.IO namespace /operators, src/realtime/operators.ts): the
-// server says which conversation changed; pages that show it read it again over the Admin API.
+// server says which conversation changed, or whose delivery outcomes were committed; pages that
+// show them read them again over the Admin API.
 import { io, type Socket } from 'socket.io-client';
 
 export interface ConversationChange {
@@ -8,16 +9,23 @@ export interface ConversationChange {
   change: 'message' | 'agent' | 'messageStatus' | 'merged';
 }
 
-type Listener = (change: ConversationChange) => void;
+export interface DeliveriesChange {
+  accountId: number;
+  serviceIds: number[];
+}
 
 let socket: Socket | undefined;
-const listeners = new Set<Listener>();
+const conversationListeners = new Set<(change: ConversationChange) => void>();
+const deliveriesListeners = new Set<(change: DeliveriesChange) => void>();
 
 export function connectLive(token: string): void {
   disconnectLive();
   socket = io('/operators', { path: '/socket.io', auth: { token }, transports: ['websocket'] });
   socket.on('conversation', (change: ConversationChange) => {
-    for (const listener of listeners) listener(change);
+    for (const listener of conversationListeners) listener(change);
+  });
+  socket.on('deliveries', (change: DeliveriesChange) => {
+    for (const listener of deliveriesListeners) listener(change);
   });
 }
 
@@ -27,7 +35,13 @@ export function disconnectLive(): void {
 }
 
 /** Listens until the returned function is called (when the page is left). */
-export function onConversation(listener: Listener): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
+export function onConversation(listener: (change: ConversationChange) => void): () => void {
+  conversationListeners.add(listener);
+  return () => conversationListeners.delete(listener);
+}
+
+/** As onConversation(), for committed delivery outcomes (at most one event a second per account). */
+export function onDeliveries(listener: (change: DeliveriesChange) => void): () => void {
+  deliveriesListeners.add(listener);
+  return () => deliveriesListeners.delete(listener);
 }

@@ -108,6 +108,16 @@ export interface Operator {
   disabledAt: string | null;
 }
 
+export interface DeliveryAttempt {
+  attempt: number;
+  startedAt: string;
+  durationMs: number;
+  status: number | null;
+  error: string | null;
+  outcome: 'delivered' | 'retry' | 'dead' | 'gone' | 'unregistered';
+  nextAttemptAt: string | null;
+}
+
 export interface DeliveryStats {
   pending: number;
   dead: number;

@@ -1,8 +1,8 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
-import { onConversation } from '../live.ts';
+import { onConversation, onDeliveries } from '../live.ts';
 import type { PageContext } from '../main.ts';
-import type { Delivery, Service } from '../types.ts';
+import type { Delivery, DeliveryAttempt, Service } from '../types.ts';
 import { badge, busy, errorText, say, statusLine } from '../ui.ts';
 import { deliveryStatsPanel } from './delivery-stats.ts';
 
@@ -13,10 +13,95 @@ function isoOf(local: string): string {
   return local ? new Date(local).toISOString() : '';
 }
 
+const OUTCOME_TEXT = {
+  delivered: 'delivered',
+  retry: 'to be retried',
+  dead: 'gave up',
+  gone: '410: Service switched off',
+  unregistered: 'token refused',
+} as const;
+
+/** Runs `task` now, or once more after the run under way: live events can come faster than a reload. */
+function coalesced(task: () => Promise<void>, onError: (err: unknown) => void): () => void {
+  let running = false;
+  let again = false;
+  const run = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    void task()
+      .catch(onError)
+      .finally(() => {
+        running = false;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  };
+  return run;
+}
+
+/** A delivery's attempts as a table, read when first opened. */
+function attemptsDetails(d: Delivery): HTMLDetailsElement {
+  const body = h('div', {}, h('p', { class: 'hint' }, 'Loading…'));
+  const details = h('details', {}, h('summary', {}, 'Attempts'), body);
+  let loaded = false;
+  details.addEventListener('toggle', () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    api.get<DeliveryAttempt[]>(`/deliveries/${d.id}/attempts`).then(
+      ({ data }) => show(body, data.length === 0 ? h('p', { class: 'hint' }, 'No attempt recorded yet.') : attemptsTable(data)),
+      (err: unknown) => {
+        loaded = false;
+        show(body, h('p', { class: 'status error' }, errorText(err)));
+      },
+    );
+  });
+  return details;
+}
+
+function attemptsTable(attempts: DeliveryAttempt[]): HTMLDivElement {
+  const header = ['#', 'Started', 'Took', 'Status', 'Outcome', 'Error'];
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'attempts' },
+      h('caption', { class: 'visually-hidden' }, 'Attempts, oldest first'),
+      h('thead', {}, h('tr', {}, ...header.map((text) => h('th', { scope: 'col' }, text)))),
+      h(
+        'tbody',
+        {},
+        ...attempts.map((a) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, String(a.attempt)),
+            h('td', {}, formatTime(a.startedAt)),
+            h('td', {}, `${a.durationMs} ms`),
+            h('td', {}, a.status === null ? '—' : String(a.status)),
+            h(
+              'td',
+              {},
+              OUTCOME_TEXT[a.outcome],
+              a.nextAttemptAt ? h('span', { class: 'hint' }, ` (next ${formatTime(a.nextAttemptAt)})`) : null,
+            ),
+            h('td', { class: 'error-text' }, a.error ?? ''),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 /**
- * The deliveries of a Service: the numbers and the last hour (read again on every live notice
- * of the account, and with the log), and the log filtered by state, time and user, each with
- * its payload; redeliver the dead.
+ * The deliveries of a Service: the numbers and the last hour (read again when the Service's
+ * delivery outcomes are committed, on every live notice of the account, and with the log), and
+ * the log filtered by state, time and user, each with its attempts and payload; redeliver the dead.
  */
 export function deliveriesSection(ctx: PageContext, service: Service, mayManage: boolean): HTMLElement {
   const since = h('input', { type: 'datetime-local', name: 'since' });
@@ -81,17 +166,24 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
         d.nextAttemptAt ? ` · next attempt ${formatTime(d.nextAttemptAt)}` : '',
         d.deliveredAt ? ` · delivered ${formatTime(d.deliveredAt)}` : '',
       ),
+      attemptsDetails(d),
       h('details', {}, h('summary', {}, 'Payload'), h('pre', {}, JSON.stringify(d.payload, null, 2))),
     );
   };
   for (const filter of [state, since, until, userId]) {
     filter.addEventListener('change', () => void render().catch((err: unknown) => say(status, errorText(err), 'error')));
   }
-  // A delivery changes state after the notice that caused it; the counts follow at the next
-  // notice of the account, or with the log (docs/dashboard.md, "Live counts").
+  // A message notice means new pending deliveries; a deliveries event, outcomes committed
+  // (docs/dashboard.md, "Live counts").
+  const reloadStats = coalesced(stats.reload, (err) => say(status, errorText(err), 'error'));
   ctx.onLeave(
     onConversation((change) => {
-      if (change.accountId === service.accountId) void stats.reload().catch((err: unknown) => say(status, errorText(err), 'error'));
+      if (change.accountId === service.accountId) reloadStats();
+    }),
+  );
+  ctx.onLeave(
+    onDeliveries((change) => {
+      if (change.serviceIds.includes(service.id)) reloadStats();
     }),
   );
   refresh.addEventListener('click', () => void busy(refresh, status, render));

@@ -30,7 +30,7 @@ function chart(stats: DeliveryStats): SVGElement {
     viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
     class: 'chart',
     role: 'img',
-    'aria-label': `Last hour: ${delivered} delivered, ${failed} failed; busiest minute ${busiest}.`,
+    'aria-label': `Last hour: ${delivered} attempts delivered, ${failed} failed; busiest minute ${busiest}.`,
     preserveAspectRatio: 'none',
   });
   root.append(svg('line', { x1: 0, x2: WIDTH, y1: HEIGHT - 0.5, y2: HEIGHT - 0.5, class: 'axis' }));
@@ -48,11 +48,11 @@ function chart(stats: DeliveryStats): SVGElement {
 /** The minutes with anything in them, as a table for screen readers. */
 function table(stats: DeliveryStats): HTMLElement {
   const busy = stats.lastHour.filter((m) => m.delivered > 0 || m.failed > 0);
-  if (busy.length === 0) return h('p', { class: 'visually-hidden' }, 'No delivery ended in the last hour.');
+  if (busy.length === 0) return h('p', { class: 'visually-hidden' }, 'No attempt in the last hour.');
   return h(
     'table',
     { class: 'visually-hidden' },
-    h('caption', {}, 'Deliveries per minute, last hour'),
+    h('caption', {}, 'Attempts per minute, last hour'),
     h(
       'thead',
       {},
@@ -94,7 +94,7 @@ export function deliveryStatsPanel(serviceId: number): { element: HTMLElement; r
           h('span', { class: 'key ok' }),
           ' delivered ',
           h('span', { class: 'key failed' }),
-          ' failed (ended dead), per minute',
+          ' failed attempts, per minute',
           first && last ? `, ${clock(first.minute)}–${clock(last.minute)}` : '',
         ),
       ),
