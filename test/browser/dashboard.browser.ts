@@ -447,6 +447,8 @@ describe('Operator dashboard', function () {
     await screenshots(page, 'operators');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
+    // The operators page has an Email field too: fill the sign-in form once it is there.
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.getByLabel('Email').fill(target.email);
     await page.getByLabel('Password').fill(target.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
