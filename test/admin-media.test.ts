@@ -9,14 +9,11 @@ import { client } from './support/http.ts';
 import { sharedServer } from './support/server.ts';
 import { Widget } from './support/widget.ts';
 
-interface SentFile {
-  /** The path under /adminApi/accounts/<accountId>/media/. */
-  path: string;
-  filename: string;
-}
-
-/** A widget of the account uploads `bytes` and sends it; the Admin API's message names it. */
-async function sendFile(account: AccountData, bytes: Buffer, type: string, name: string): Promise<SentFile> {
+/**
+ * A widget of the account uploads `bytes` and sends it; answers the path under
+ * /adminApi/accounts/<accountId>/media/ that the Admin API's message names.
+ */
+async function sendFile(account: AccountData, bytes: Buffer, type: string, name: string): Promise<string> {
   const widget = new Widget(account);
   const registered = await widget.register({ type: 3 });
   expect(registered.status, registered.text).to.equal(200);
@@ -33,9 +30,9 @@ async function sendFile(account: AccountData, bytes: Buffer, type: string, name:
   );
   const shown = messages.body.data.find((m) => m.media)?.media;
   if (!shown) throw new Error(`no media in ${messages.text}`);
-  const { year, month, day, filename } = shown as Record<string, string>;
+  const { year, month, day, filename } = shown;
   expect(shown.id).to.equal(`img/${account.id}/${year}/${month}/${day}/${filename}`);
-  return { path: `${year}/${month}/${day}/${filename}`, filename: filename ?? '' };
+  return `${year}/${month}/${day}/${filename}`;
 }
 
 describe('Admin API: conversation media', function () {
@@ -43,9 +40,9 @@ describe('Admin API: conversation media', function () {
   const api = () => client(sharedServer().url);
   let account: AccountData;
   let other: AccountData;
-  let image: SentFile;
-  let document: SentFile;
-  let theirs: SentFile;
+  let image: string;
+  let document: string;
+  let theirs: string;
 
   async function operatorToken(grants: Array<{ permission: string; accountId: number | null }>): Promise<string> {
     const email = `media-${randomBytes(6).toString('hex')}@palaver.test`;
@@ -80,7 +77,7 @@ describe('Admin API: conversation media', function () {
 
   it('serves an image inline to an operator with conversations:read on the account: bytes, type, nosniff, private cache', async () => {
     const token = await operatorToken([{ permission: 'conversations:read', accountId: account.id }]);
-    const answer = await download(account.id, image.path, token);
+    const answer = await download(account.id, image, token);
     expect(answer.status).to.equal(200);
     expect(Buffer.from(await answer.arrayBuffer()).equals(PNG)).to.equal(true);
     expect(answer.headers.get('content-type')).to.equal('image/png');
@@ -91,7 +88,7 @@ describe('Admin API: conversation media', function () {
 
   it('serves a document as an attachment named after the upload', async () => {
     const token = await operatorToken([{ permission: 'conversations:read', accountId: account.id }]);
-    const answer = await download(account.id, document.path, token);
+    const answer = await download(account.id, document, token);
     expect(answer.status).to.equal(200);
     expect(Buffer.from(await answer.arrayBuffer()).equals(PDF)).to.equal(true);
     expect(answer.headers.get('content-type')).to.equal('application/pdf');
@@ -105,7 +102,7 @@ describe('Admin API: conversation media', function () {
       [{ permission: 'accounts:read', accountId: account.id }],
       [{ permission: 'conversations:read', accountId: other.id }],
     ]) {
-      const answer = await download(account.id, image.path, await operatorToken(grants));
+      const answer = await download(account.id, image, await operatorToken(grants));
       expect(answer.status, JSON.stringify(grants)).to.equal(403);
       expect(await errorOf(answer)).to.equal('permission_denied');
     }
@@ -113,22 +110,22 @@ describe('Admin API: conversation media', function () {
 
   it("answers 404 media_not_found for an unknown file and for another account's file under this account", async () => {
     const token = await operatorToken([{ permission: 'conversations:read', accountId: account.id }]);
-    const unknown = await download(account.id, image.path.replace(/[0-9a-f-]{36}/, '00000000-0000-4000-8000-000000000000'), token);
+    const unknown = await download(account.id, image.replace(/[0-9a-f-]{36}/, '00000000-0000-4000-8000-000000000000'), token);
     expect(unknown.status).to.equal(404);
     expect(await errorOf(unknown)).to.equal('media_not_found');
-    const foreign = await download(account.id, theirs.path, token);
+    const foreign = await download(account.id, theirs, token);
     expect(foreign.status).to.equal(404);
     expect(await errorOf(foreign)).to.equal('media_not_found');
     // The other account itself, without its grant: refused before anything is looked up.
-    const refused = await download(other.id, theirs.path, token);
+    const refused = await download(other.id, theirs, token);
     expect(refused.status).to.equal(403);
   });
 
   it('answers 401 without a token or with a bad one', async () => {
-    const missing = await download(account.id, image.path);
+    const missing = await download(account.id, image);
     expect(missing.status).to.equal(401);
     expect(await errorOf(missing)).to.equal('missing_token');
-    const bad = await download(account.id, image.path, 'not-a-token');
+    const bad = await download(account.id, image, 'not-a-token');
     expect(bad.status).to.equal(401);
     expect(await errorOf(bad)).to.equal('invalid_token');
   });

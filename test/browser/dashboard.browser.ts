@@ -266,6 +266,7 @@ describe('Operator dashboard', function () {
     await entry.waitFor();
     await screenshots(page, 'conversation-list');
     await entry.click();
+    expect(new URL(page.url()).hash).to.equal(`#/accounts/${account.id}/conversations/${userId}`);
     const messages = page.getByRole('list', { name: 'Messages' });
     const image = messages.getByRole('img', { name: 'broken-lamp.png' });
     await image.waitFor();
