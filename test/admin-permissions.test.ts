@@ -153,6 +153,14 @@ const CASES: Case[] = [
     needs: ['conversations:read'],
     allowed: 404,
   },
+  // An unknown file of the account: 404 once allowed, 403 before.
+  {
+    method: 'GET',
+    route: '/accounts/:accountId/media/:year/:month/:day/:file',
+    path: (i) => `/adminApi/accounts/${i.accountId}/media/2026/1/1/${UNKNOWN_UUID}.png`,
+    needs: ['conversations:read'],
+    allowed: 404,
+  },
   // An unknown user of the account: 404 once allowed, 403 before.
   {
     method: 'PUT',

@@ -17,7 +17,9 @@ const CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' blob: data:",
+  // The only images are conversation files, fetched with the operator's token and shown from
+  // object URLs (web/dashboard/src/media.ts).
+  'img-src blob:',
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

@@ -126,6 +126,14 @@ export const operations: Operation[] = [
     query: admin.usersQuery,
   },
   {
+    method: 'get',
+    path: '/adminApi/accounts/{accountId}/media/{year}/{month}/{day}/{file}',
+    api: 'admin',
+    summary: "A file of a conversation, by a message's media reference img/<accountId>/<year>/<month>/<day>/<file>",
+    params: admin.accountMediaParams,
+    produces: '*/*',
+  },
+  {
     method: 'put',
     path: '/adminApi/accounts/{accountId}/users/{userId}/owner',
     api: 'admin',

@@ -1,7 +1,7 @@
 // Issue 15: the operator dashboard in a real Chromium against a real server, driven by the
 // accessible names of its controls. What the page does is checked where it lands: loopback
 // receivers (signed webhooks), the Admin API, the database and the media directory.
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
@@ -9,6 +9,7 @@ import { useBrowser } from '../support/browser.ts';
 import { DASHBOARD_SHOTS, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
 import { adminToken, createAccount, createService, type AccountData, type CreatedServiceData } from '../support/factories.ts';
 import { PNG } from '../support/files.ts';
+import { pdf, png } from './files.ts';
 import { client } from '../support/http.ts';
 import { outboxSettled, receivedExactly } from '../support/outbox.ts';
 import { Receiver } from '../support/receiver.ts';
@@ -79,7 +80,10 @@ describe('Operator dashboard', function () {
       if (url.pathname.startsWith('/adminApi/')) called.add(`${request.method().toLowerCase()} ${url.pathname}`);
     });
     const answer = await page.goto(`${sharedServer().url}/dashboard`);
-    expect(answer?.headers()['content-security-policy']).to.include("script-src 'self'").and.include("frame-ancestors 'none'");
+    expect(answer?.headers()['content-security-policy'])
+      .to.include("script-src 'self'")
+      .and.include("frame-ancestors 'none'")
+      .and.include('img-src blob:;');
     await signIn(page);
     const account = await createAccount();
     await createService(account.id, { name: 'Only' });
@@ -230,6 +234,73 @@ describe('Operator dashboard', function () {
     await screenshots(page, 'conversations');
   });
 
+  it("shows a conversation's image inline and a PDF as a download link, fetched with the operator's token", async () => {
+    const { page, console: pageConsole } = browser();
+    const account = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    const widget = new Widget(account);
+    const registered = await widget.register({ type: 3 });
+    expect(registered.status, registered.text).to.equal(200);
+    const userId = registered.body.data.userId;
+    const document = pdf();
+    for (const [bytes, type, name] of [
+      [png(160), 'image/png', 'broken-lamp.png'],
+      [document, 'application/pdf', 'invoice.pdf'],
+    ] as const) {
+      const form = new FormData();
+      form.append('media', new Blob([bytes], { type }), name);
+      const upload = await fetch(`${widget.baseUrl}/media`, { method: 'POST', headers: widget.headers(), body: form });
+      const media = ((await upload.json()) as { data: { media: string } }).data.media;
+      expect((await widget.send({ media: { id: media } })).status).to.equal(200);
+    }
+    expect((await widget.send('The lamp arrived broken, photo and invoice attached.')).status).to.equal(200);
+    const mediaRequests: Array<{ url: string; authorization: string | undefined; cookie: string | undefined }> = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.includes('/media/'))
+        mediaRequests.push({ url: request.url(), authorization: request.headers().authorization, cookie: request.headers().cookie });
+    });
+
+    await openDashboard(page, `#/accounts/${account.id}/conversations`);
+    await signIn(page);
+    const entry = page.getByRole('link', { name: /The lamp arrived broken/ });
+    await entry.waitFor();
+    await screenshots(page, 'conversation-list');
+    await entry.click();
+    expect(new URL(page.url()).hash).to.equal(`#/accounts/${account.id}/conversations/${userId}`);
+    const messages = page.getByRole('list', { name: 'Messages' });
+    const image = messages.getByRole('img', { name: 'broken-lamp.png' });
+    await image.waitFor();
+    await page.waitForFunction(`document.querySelector('img[alt="broken-lamp.png"]')?.naturalWidth === 160`);
+    expect(await image.getAttribute('src')).to.match(/^blob:/);
+    // The image opens full size in a new tab, from the same object URL.
+    const full = messages.getByRole('link', { name: 'broken-lamp.png' });
+    expect(await full.getAttribute('href')).to.equal(await image.getAttribute('src'));
+    const [tab] = await Promise.all([page.waitForEvent('popup'), full.click()]);
+    expect(tab.url()).to.match(/^blob:/);
+    await tab.waitForFunction(`document.querySelector('img')?.naturalWidth === 160`);
+    await tab.close();
+    expect(pageConsole.filter((line) => /Content Security Policy/i.test(line))).to.deep.equal([]);
+
+    expect(document.length).to.be.below(1000);
+    const link = messages.getByRole('link', { name: `invoice.pdf (${document.length} B)` });
+    expect(await link.getAttribute('download')).to.equal('invoice.pdf');
+    const [saved] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    expect(saved.suggestedFilename()).to.equal('invoice.pdf');
+    const savedPath = await saved.path();
+    expect(readFileSync(savedPath).equals(document)).to.equal(true);
+
+    // Each file once, with the bearer token and no cookie, from the Admin API route.
+    expect(mediaRequests).to.have.length(2);
+    for (const request of mediaRequests) {
+      expect(new URL(request.url).pathname).to.match(
+        new RegExp(`^/adminApi/accounts/${account.id}/media/\\d{4}/\\d{1,2}/\\d{1,2}/[0-9a-f-]{36}\\.(png|pdf)$`),
+      );
+      expect(request.authorization).to.match(/^Bearer \S+$/);
+      expect(request.cookie).to.equal(undefined);
+    }
+    await screenshots(page, 'conversation-media');
+  });
+
   it('changes the owner Service from a conversation: old and new owner receive changeOwner initiated by the operator', async () => {
     const { page } = browser();
     const [oldHook, newHook] = [await receiver(), await receiver()];
@@ -348,7 +419,7 @@ describe('Operator dashboard', function () {
     await openDashboard(page, `#/accounts/${account.id}/conversations/${userId}`);
     await signIn(page);
     await page.getByRole('list', { name: 'Messages' }).getByText('Please forget me').waitFor();
-    await page.getByRole('list', { name: 'Messages' }).getByText('Image: ').waitFor();
+    await page.getByRole('list', { name: 'Messages' }).getByRole('img', { name: 'photo.png' }).waitFor();
     await page.getByRole('button', { name: 'Delete user (GDPR)' }).click();
     await page.getByRole('dialog', { name: 'Delete user' }).getByRole('button', { name: 'Delete for good' }).click();
     await page.getByText('No conversations yet.').waitFor();
@@ -393,6 +464,8 @@ describe('Operator dashboard', function () {
     await screenshots(page, 'operators');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
+    // The operators page has an Email field too: fill the sign-in form once it is there.
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.getByLabel('Email').fill(target.email);
     await page.getByLabel('Password').fill(target.password);
     await page.getByRole('button', { name: 'Sign in' }).click();

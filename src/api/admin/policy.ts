@@ -42,6 +42,8 @@ export const ADMIN_POLICY = {
   'POST /services/:serviceId/test-event': rule('record', 'services:edit'),
   'GET /accounts/:accountId/users': rule('account', 'conversations:read'),
   'GET /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:read'),
+  // Files sent in conversations: their content, like the messages'.
+  'GET /accounts/:accountId/media/:year/:month/:day/:file': rule('account', 'conversations:read'),
   // An operator-initiated changeOwner (docs/dashboard.md): a Service setting, on a conversation.
   'PUT /accounts/:accountId/users/:userId/owner': rule('account', 'services:edit', 'conversations:read'),
   // Erasure (GDPR): the user, their messages, files, devices and deliveries.

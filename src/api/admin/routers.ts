@@ -4,6 +4,7 @@ import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts'
 import { accountRoutes } from './accounts.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { keyRoutes } from './keys.ts';
+import { mediaRoutes } from './media.ts';
 import { operatorRoutes } from './operators.ts';
 import { pushSettingsRoutes } from './push-settings.ts';
 import { userRoutes } from './users.ts';
@@ -23,6 +24,7 @@ export function adminRouter(): AppRouter {
   keyRoutes(router);
   testEventRoutes(router);
   userRoutes(router);
+  mediaRoutes(router);
   operatorRoutes(router);
   deliveryRoutes(router);
   pushSettingsRoutes(router);

@@ -11,6 +11,17 @@ export const accountIdParams = z.object({
   accountId: z.coerce.number().int().positive(),
 });
 
+/**
+ * An upload of a conversation of the account, by the path a message's media reference carries
+ * (`img/<accountId>/<year>/<month>/<day>/<file>`, as the Client and Service API name it).
+ */
+export const accountMediaParams = accountIdParams.extend({
+  year: z.string().regex(/^\d{4}$/),
+  month: z.string().regex(/^\d{1,2}$/),
+  day: z.string().regex(/^\d{1,2}$/),
+  file: z.string().regex(/^[0-9a-f-]{36}\.[a-z0-9]{2,4}$/),
+});
+
 export const createAccountBody = z.object({
   name: z.string().trim().min(1).max(255),
 });

@@ -1,5 +1,6 @@
-// The Admin API as the dashboard calls it: JSON in, the envelope out, errors as ApiError with
-// the codes and fields of the envelope's notifications. Only routes of /openapi.json.
+// The Admin API as the dashboard calls it: JSON in, the envelope out (files as they are),
+// errors as ApiError with the codes and fields of the envelope's notifications. Only routes of
+// /openapi.json.
 import { session } from './session.ts';
 
 export interface Notification {
@@ -59,27 +60,51 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
+function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
+  const token = session.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  return fetch(`/adminApi${path}`, { method, headers, body, credentials: 'omit' });
+}
+
+/** The error of a refused call; a refused token also ends the page's session. */
+function refusal(response: Response, path: string, envelope: Envelope<unknown> | null): ApiError {
+  if (response.status === 401 && path !== '/login') {
+    session.clear();
+    onSignedOut();
+  }
+  return new ApiError(response.status, envelope?.notifications ?? []);
+}
+
 export async function call<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const token = session.token;
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(`/adminApi${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'omit',
-  });
+  const response = await send(method, path, headers, body === undefined ? undefined : JSON.stringify(body));
   const envelope = (await response.json().catch(() => null)) as Envelope<T> | null;
-  if (!response.ok || !envelope) {
-    const error = new ApiError(response.status, envelope?.notifications ?? []);
-    if (response.status === 401 && path !== '/login') {
-      session.clear();
-      onSignedOut();
-    }
-    throw error;
-  }
+  if (!response.ok || !envelope) throw refusal(response, path, envelope);
   return envelope;
+}
+
+/**
+ * A file the Admin API serves as it is (a conversation's upload), with the name its
+ * Content-Disposition gives. Fetched rather than linked: only this request carries the token.
+ */
+export async function download(path: string): Promise<{ blob: Blob; filename: string | null }> {
+  const response = await send('GET', path, {});
+  if (!response.ok) throw refusal(response, path, (await response.json().catch(() => null)) as Envelope<unknown> | null);
+  return { blob: await response.blob(), filename: dispositionName(response.headers.get('content-disposition')) };
+}
+
+/** The file name of a Content-Disposition header: RFC 6266's filename* (UTF-8) over filename. */
+function dispositionName(header: string | null): string | null {
+  const extended = /filename\*=UTF-8''([^;]+)/i.exec(header ?? '')?.[1];
+  if (extended) {
+    try {
+      return decodeURIComponent(extended);
+    } catch {
+      // A malformed escape: the plain filename below still names the file.
+    }
+  }
+  return /filename="([^"]*)"/i.exec(header ?? '')?.[1] ?? null;
 }
 
 export const api = {

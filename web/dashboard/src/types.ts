@@ -72,7 +72,19 @@ export interface ChatMessage {
   image: string | null;
   typeId: number;
   agent: Agent | null;
-  media: { mimeType: string; filename: string; description: string | null } | null;
+  media: ChatMedia | null;
+}
+
+/** A message's file: `img/<accountId>/<year>/<month>/<day>/<filename>` is its reference. */
+export interface ChatMedia {
+  id: string;
+  mimeType: string;
+  year: string;
+  month: string;
+  day: string;
+  filename: string;
+  /** The uploader's file name, or the description sent with the message. */
+  description: string | null;
 }
 
 export interface Delivery {

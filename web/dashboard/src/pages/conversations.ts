@@ -1,6 +1,7 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import { onConversation } from '../live.ts';
+import { ConversationFiles } from '../media.ts';
 import type { PageContext } from '../main.ts';
 import { can } from '../permissions.ts';
 import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
@@ -20,6 +21,8 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
   const services = new Map(account.services.map((s) => [s.id, s.name]));
   const list = h('ul', { class: 'plain users', 'aria-label': 'Users' });
   const view = h('section', { class: 'card conversation', 'aria-label': 'Conversation' });
+  const files = new ConversationFiles(accountId);
+  ctx.onLeave(() => files.release());
 
   const renderList = async () => {
     const users = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=100`)).data;
@@ -126,13 +129,7 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
             { class: `message ${who}` },
             h('span', { class: 'author' }, who === 'agent' ? (m.agent?.name ?? 'Agent') : who === 'user' ? 'User' : 'System'),
             m.message ? h('span', { class: 'text' }, m.message) : null,
-            m.media
-              ? h(
-                  'span',
-                  { class: 'file' },
-                  `${m.media.mimeType.startsWith('image/') ? 'Image' : 'File'}: ${m.media.filename}${m.media.description ? ` (${m.media.description})` : ''}`,
-                )
-              : null,
+            m.media ? files.view(m.media) : null,
             h('time', { class: 'hint' }, formatTime(m.time)),
           );
         }),
