@@ -28,17 +28,49 @@ export class ConversationFiles {
 
   constructor(private readonly accountId: number) {}
 
-  /** An image inline (a link opens it full size), another file as a download link with its size. */
+  /**
+   * An image inline (a link opens it full size); another file as a button that fetches it when
+   * asked: a video or an archive can be tens of megabytes, and a message does not say its size.
+   */
   view(media: ChatMedia): HTMLElement {
+    if (!media.mimeType.startsWith('image/')) return this.fileButton(media);
     const box = h('div', { class: 'file' }, `Loading ${media.description ?? media.filename}…`);
     this.load(media).then(
-      (file) => box.replaceChildren(media.mimeType.startsWith('image/') ? image(file, media) : link(file)),
+      (file) => box.replaceChildren(image(file, media)),
       (err: unknown) => {
         box.classList.add('failed');
         box.textContent = `${media.description ?? media.filename} could not be loaded: ${errorText(err)}`;
       },
     );
     return box;
+  }
+
+  private fileButton(media: ChatMedia): HTMLElement {
+    const name = media.description ?? media.filename;
+    const button = h('button', { type: 'button', class: 'secondary small' }, `Download ${name}`);
+    const note = h('span', { class: 'hint', role: 'status' });
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      note.textContent = ' Downloading…';
+      this.load(media)
+        .then(
+          (file) => {
+            // A link the browser follows as a download, under the name it was uploaded with.
+            const save = h('a', { href: file.url, download: file.name, hidden: true });
+            document.body.append(save);
+            save.click();
+            save.remove();
+            note.textContent = ` Downloaded as ${file.name} (${formatSize(file.size)})`;
+          },
+          (err: unknown) => {
+            note.textContent = ` Could not be loaded: ${errorText(err)}`;
+          },
+        )
+        .finally(() => {
+          button.disabled = false;
+        });
+    });
+    return h('div', { class: 'file' }, button, note);
   }
 
   /** Gives the object URLs back: run when the page is left. */
@@ -71,14 +103,5 @@ function image(file: Loaded, media: ChatMedia): HTMLElement {
     { class: 'media-image' },
     h('a', { href: file.url, target: '_blank', title: `Open ${file.name} full size` }, h('img', { src: file.url, alt: file.name })),
     caption ? h('figcaption', {}, caption) : null,
-  );
-}
-
-function link(file: Loaded): HTMLElement {
-  return h(
-    'a',
-    { href: file.url, download: file.name, class: 'download' },
-    file.name,
-    h('span', { class: 'size' }, ` (${formatSize(file.size)})`),
   );
 }
