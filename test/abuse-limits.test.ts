@@ -272,9 +272,9 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
     try {
       const account = await freshAccount(server);
       const address = freshAddress();
-      const open = async (from: string) => {
+      const open = async (from: string, { known = true } = {}) => {
         const widget = new Widget(account, undefined, undefined, '', server.url);
-        expect((await widget.register()).status).to.equal(200);
+        if (known) expect((await widget.register()).status).to.equal(200);
         const socket = io(server.url, {
           path: '/socket.io',
           transports: ['websocket'],
@@ -288,6 +288,15 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
           socket.once('connect_error', (err: Error & { data?: unknown }) => resolve({ ok: false, message: err.message, data: err.data }));
         });
       };
+      // Refused handshakes (an unregistered device) give their place back at once.
+      for (let n = 0; n < 3; n++) {
+        expect(await open(address, { known: false })).to.deep.equal({
+          ok: false,
+          message: 'device_not_found',
+          data: { status: 404, code: 'device_not_found' },
+        });
+      }
+      const first = sockets.length;
       expect(await open(address)).to.deep.equal({ ok: true });
       expect(await open(address)).to.deep.equal({ ok: true });
       expect(await open(address)).to.deep.equal({
@@ -296,7 +305,7 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
         data: { status: 429, code: 'too_many_connections' },
       });
       expect(await open(freshAddress()), 'another address is not capped').to.deep.equal({ ok: true });
-      sockets[0]!.disconnect();
+      sockets[first]!.disconnect();
       // The place is given back once the server sees the connection close.
       let again = await open(address);
       for (let i = 0; i < 20 && !again.ok; i++) {

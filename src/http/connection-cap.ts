@@ -9,6 +9,14 @@ import type { Logger } from '../logger.ts';
 
 export function capConnectionsPerAddress(http: Server, options: { max: number; trustedProxies: TrustedProxies; logger: Logger }): void {
   const open = new Map<string, number>();
+  // One listener for every connection, with the socket as `this` (Node keeps its peer address
+  // after it closes): a closure per connection would cost every idle socket a few hundred bytes.
+  function release(this: Socket): void {
+    const address = normalize(this.remoteAddress ?? '');
+    const left = (open.get(address) ?? 1) - 1;
+    if (left > 0) open.set(address, left);
+    else open.delete(address);
+  }
   http.on('connection', (socket: Socket) => {
     const address = normalize(socket.remoteAddress ?? '');
     if (!address || options.trustedProxies.trusts(address)) return;
@@ -19,10 +27,6 @@ export function capConnectionsPerAddress(http: Server, options: { max: number; t
       return;
     }
     open.set(address, count);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left > 0) open.set(address, left);
-      else open.delete(address);
-    });
+    socket.on('close', release);
   });
 }

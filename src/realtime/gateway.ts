@@ -23,6 +23,9 @@ import type { ClientSocket } from './events.ts';
 
 const NOTICE = 'palaver:notice';
 
+/** The Engine.IO connection under a socket: what the handshake's address was read from. */
+type EngineConnection = ClientSocket['conn'];
+
 /** The longest delay setTimeout keeps (about 24.8 days); a later validUntil re-arms on the way. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -67,6 +70,13 @@ export class Gateway {
   /** Shared by every socket (each gets them with itself as `this`), so a socket holds no closures of its own. */
   private readonly handlers: ReturnType<typeof clientEventHandlers>;
   private readonly onDisconnect: (this: ClientSocket) => void;
+  /**
+   * Shared as onDisconnect is, with the connection as `this`: a closure per socket would cost
+   * every idle socket a few hundred bytes, an entry of `reservedBy` a few dozen.
+   */
+  private readonly releaseOnClose: (this: EngineConnection) => void;
+  /** The address each reserving connection counts against (the request it came from is dropped at close). */
+  private readonly reservedBy = new WeakMap<EngineConnection, string>();
   private readonly feedOutlet: FeedOutlet<ClientSocket>;
 
   constructor(private readonly deps: GatewayDeps) {
@@ -75,6 +85,13 @@ export class Gateway {
     this.onDisconnect = function (this: ClientSocket) {
       clearTimeout(this.data.expiry);
       leave(this);
+    };
+    const reservedBy = this.reservedBy;
+    const release = (address: string) => this.release(address);
+    this.releaseOnClose = function (this: EngineConnection) {
+      const address = reservedBy.get(this);
+      reservedBy.delete(this);
+      if (address !== undefined) release(address);
     };
     this.feedOutlet = {
       em: deps.em,
@@ -123,13 +140,12 @@ export class Gateway {
       const { address: peer, headers } = socket.handshake;
       const address = this.deps.trustedProxies.clientAddress(peer, headers['x-forwarded-for']);
       // Counted from the handshake on, so a burst of handshakes cannot pass the cap together.
-      const release = this.reserve(address, socket.conn);
-      if (!release) return next(this.refusal(new AppError(429, 'too_many_connections')));
+      if (!this.reserve(address, socket.conn)) return next(this.refusal(new AppError(429, 'too_many_connections')));
       client.data.address = address;
       this.authenticate(client).then(
         () => next(),
         (err: unknown) => {
-          release();
+          this.unreserve(address, socket.conn);
           next(this.refusal(err));
         },
       );
@@ -214,20 +230,26 @@ export class Gateway {
    * A place for one more socket of this address, given back when its connection closes (or
    * by the returned function, when the handshake is refused); null when the address is full.
    */
-  private reserve(address: string, conn: { once(event: 'close', listener: () => void): unknown }): (() => void) | null {
+  private reserve(address: string, conn: EngineConnection): boolean {
     const open = this.perAddress.get(address) ?? 0;
-    if (open >= this.deps.maxSocketsPerAddress) return null;
+    if (open >= this.deps.maxSocketsPerAddress) return false;
     this.perAddress.set(address, open + 1);
-    let held = true;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      const left = (this.perAddress.get(address) ?? 1) - 1;
-      if (left > 0) this.perAddress.set(address, left);
-      else this.perAddress.delete(address);
-    };
-    conn.once('close', release);
-    return release;
+    this.reservedBy.set(conn, address);
+    conn.on('close', this.releaseOnClose);
+    return true;
+  }
+
+  /** Gives the place back before the connection closes (a refused handshake). */
+  private unreserve(address: string, conn: EngineConnection): void {
+    conn.off('close', this.releaseOnClose);
+    this.reservedBy.delete(conn);
+    this.release(address);
+  }
+
+  private release(address: string): void {
+    const left = (this.perAddress.get(address) ?? 1) - 1;
+    if (left > 0) this.perAddress.set(address, left);
+    else this.perAddress.delete(address);
   }
 
   /** The same code a REST call would get, in connect_error's message and data. */
