@@ -3,11 +3,9 @@
 // order per conversation; a message that cannot be written fails alone; a client message whose
 // conversation was merged while it waited goes to the conversation it was merged into, an agent
 // message to it is refused with the new id.
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import type { AgentMessageInput } from '../src/conversations/agents.ts';
 import type { ClientMessage } from '../src/conversations/client-messages.ts';
-import { GroupCommit } from '../src/conversations/group-commit.ts';
 import { AccountSchema, DeliverySchema, DeviceSchema, MessageSchema, UserSchema } from '../src/db/entities/index.ts';
 import { AppError } from '../src/errors.ts';
 import { createAccount } from './support/factories.ts';
@@ -254,55 +252,5 @@ describe('group commit of agent messages', function () {
     const em = sharedServer().deps.db.orm.em.fork();
     const stored = await em.find(MessageSchema, { userId: [anonymousId, registeredId, ...others], typeId: 2 }, { orderBy: { id: 'asc' } });
     expect(stored.map((m) => m.message)).to.deep.equal(['good 0', 'good 1']);
-  });
-});
-
-describe('group commit with several transactions at once', function () {
-  /** A writer whose transactions are promises: it records which keys are being written at once. */
-  function recordingWriter(transactions: number) {
-    const writing = new Set<string>();
-    const overlaps: string[] = [];
-    const committed: string[] = [];
-    let most = 0;
-    let open = 0;
-    const tx = {} as EntityManager;
-    const writer = new GroupCommit<{ key: string; n: number }, string>({
-      name: 'test',
-      logger: sharedServer().deps.logger,
-      em: () => ({ transactional: <T>(work: (tx: EntityManager) => Promise<T>) => work(tx) }) as unknown as EntityManager,
-      parallel: { transactions, key: (item) => item.key },
-      write: async (_tx, batch) => {
-        open += 1;
-        most = Math.max(most, open);
-        for (const { key } of batch) if (writing.has(key)) overlaps.push(key);
-        for (const { key } of batch) writing.add(key);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        for (const { key } of batch) writing.delete(key);
-        committed.push(...batch.map(({ key, n }) => `${key}${n}`));
-        open -= 1;
-        return batch.map(({ key, n }) => ({ ok: true as const, value: `${key}${n}` }));
-      },
-    });
-    return { writer, overlaps, committed, most: () => most };
-  }
-
-  it('writes batches of different keys at once, never one key in two, and each key in the order handed in', async () => {
-    const { writer, overlaps, committed, most } = recordingWriter(3);
-    const keys = ['a', 'b', 'c', 'd'];
-    // One item at a time, a key after the other, each key several times, while batches are written.
-    const sends: Array<Promise<string>> = [];
-    for (let n = 0; n < 6; n++) {
-      for (const key of keys) {
-        sends.push(writer.send({ key, n }));
-        await new Promise((resolve) => setTimeout(resolve, 1));
-      }
-    }
-    expect(await Promise.all(sends)).to.have.length(24);
-    await writer.drain();
-    expect(overlaps).to.deep.equal([]);
-    expect(most()).to.be.within(2, 3);
-    for (const key of keys) {
-      expect(committed.filter((c) => c.startsWith(key))).to.deep.equal(Array.from({ length: 6 }, (_, n) => `${key}${n}`));
-    }
   });
 });
