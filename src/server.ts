@@ -26,12 +26,6 @@ import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { Gateway } from './realtime/gateway.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
 
-/**
- * Transactions each message writer may have open at once on PostgreSQL (of a pool of ten, which
- * callers, pages and the delivery worker share): measured with `npm run bench` (performance.md).
- */
-const WRITER_TRANSACTIONS = 3;
-
 export interface RunningServer {
   url: string;
   port: number;
@@ -93,10 +87,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
     const trustedProxies = new TrustedProxies(config.trustedProxies);
-    // Batches of different users written at once, on PostgreSQL; the embedded database has one connection.
-    const transactions = db.embedded ? 1 : WRITER_TRANSACTIONS;
-    const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize, transactions });
-    const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize, transactions });
+    const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
+    const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
     const realtime = new Gateway({
       em,

@@ -54,12 +54,10 @@ export type AgentMessage = NewMessage & {
 /** One writer per node: concurrent agent messages share transactions (group-commit.ts). */
 export type AgentMessageWriter = GroupCommit<AgentMessageInput, AgentMessage>;
 
-/** `transactions`: how many batches may be written at once (one per user at a time). */
 export function agentMessageWriter(
-  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write' | 'parallel'> & { transactions: number },
+  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'>,
 ): AgentMessageWriter {
-  const { transactions, ...rest } = options;
-  return new GroupCommit({ ...rest, name: 'agent', write: writeAgentMessages, parallel: { transactions, key: (input) => input.userId } });
+  return new GroupCommit({ ...options, name: 'agent', write: writeAgentMessages });
 }
 
 async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessageInput[]): Promise<Array<Written<AgentMessage>>> {

@@ -29,12 +29,8 @@ export interface ClientMessage {
 /** One writer per node. */
 export type ClientMessageWriter = GroupCommit<ClientMessage, NewMessage>;
 
-/** `transactions`: how many batches may be written at once (one per user at a time). */
-export function clientMessageWriter(
-  options: Omit<GroupCommitOptions<ClientMessage, NewMessage>, 'name' | 'write' | 'parallel'> & { transactions: number },
-): ClientMessageWriter {
-  const { transactions, ...rest } = options;
-  return new GroupCommit({ ...rest, name: 'client', write: writeClientMessages, parallel: { transactions, key: (item) => item.user.id } });
+export function clientMessageWriter(options: Omit<GroupCommitOptions<ClientMessage, NewMessage>, 'name' | 'write'>): ClientMessageWriter {
+  return new GroupCommit({ ...options, name: 'client', write: writeClientMessages });
 }
 
 /**

@@ -24,13 +24,6 @@ export interface GroupCommitOptions<I, R> {
    * throw rolls the whole batch back; its items are then written one transaction each.
    */
   write(tx: EntityManager, batch: readonly I[]): Promise<Array<Written<R>>>;
-  /**
-   * Up to `transactions` batches written at once (default one), none two of whose items share
-   * a `key`: for writers whose items of different keys take no lock in common but the
-   * ordered locks they take anyway (messages: their users'), so that a batch no longer waits
-   * for the one before it to commit.
-   */
-  parallel?: { transactions: number; key: (item: I) => unknown };
 }
 
 interface Pending<I, R> {
@@ -41,75 +34,37 @@ interface Pending<I, R> {
 
 export class GroupCommit<I, R> {
   private queue: Array<Pending<I, R>> = [];
-  /** Set while a turn of the event loop gathers the next batch. */
-  private gathering = false;
-  /** Transactions being written, each with the keys of its items. */
-  private readonly writing = new Set<{ keys: ReadonlySet<unknown>; done: Promise<void> }>();
+  private running: Promise<void> | null = null;
   private readonly maxBatch: number;
-  private readonly transactions: number;
 
   constructor(private readonly options: GroupCommitOptions<I, R>) {
     this.maxBatch = options.maxBatch ?? 200;
-    this.transactions = options.parallel?.transactions ?? 1;
   }
 
   /** Resolves once the item is committed; rejects with the caller's error alone. */
   send(item: I): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.gather();
+      this.running ??= this.run();
     });
   }
 
   /** Waits for everything handed in so far (shutdown: before the database closes). */
   async drain(): Promise<void> {
-    while (this.gathering || this.writing.size > 0) {
-      await Promise.all([...this.writing].map((w) => w.done));
-      if (this.gathering) await new Promise((resolve) => setImmediate(resolve));
-    }
+    while (this.running) await this.running;
   }
 
-  /** One turn of the event loop first, so that items which arrived together go together. */
-  private gather(): void {
-    if (this.gathering || this.queue.length === 0 || this.writing.size >= this.transactions) return;
-    this.gathering = true;
-    setImmediate(() => {
-      this.gathering = false;
-      this.start();
-    });
-  }
-
-  /**
-   * Starts transactions while there are free ones and items to take. An item whose key a
-   * transaction being written holds waits for it: one key's items are never written by two
-   * transactions at once, so they commit in the order they were handed in, even when a
-   * batch fails and its items are written again one by one.
-   */
-  private start(): void {
-    const key = this.options.parallel?.key;
-    while (this.writing.size < this.transactions && this.queue.length > 0) {
-      const busy = new Set([...this.writing].flatMap((w) => [...w.keys]));
-      const batch: Array<Pending<I, R>> = [];
-      const keys = new Set<unknown>();
-      this.queue = this.queue.filter((pending) => {
-        const k = key?.(pending.item);
-        // Behind a busy key, or behind an earlier item of a key this batch passed over: keep order.
-        if (batch.length >= this.maxBatch || (key && busy.has(k))) {
-          if (key) busy.add(k);
-          return true;
-        }
-        batch.push(pending);
-        keys.add(k);
-        return false;
-      });
-      if (batch.length === 0) return;
-      this.options.batchSize?.observe({ writer: this.options.name }, batch.length);
-      const writing = { keys, done: Promise.resolve() };
-      writing.done = this.commit(batch).finally(() => {
-        this.writing.delete(writing);
-        this.gather();
-      });
-      this.writing.add(writing);
+  private async run(): Promise<void> {
+    // One turn of the event loop first, so requests that arrived together go together.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        this.options.batchSize?.observe({ writer: this.options.name }, batch.length);
+        await this.commit(batch);
+      }
+    } finally {
+      this.running = null;
     }
   }
 
