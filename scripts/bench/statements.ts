@@ -1,4 +1,4 @@
-// Counts the statements the server sends to PostgreSQL, by kind, for the profile in
+// Counts the statements the server sends to PostgreSQL, by kind, and its CPU time, for the profile in
 // docs/performance.md: `BENCH_NODE_ARGS="--import tsx --import ./scripts/bench/statements.ts"
 // BENCH_STATEMENTS=counts.json npm run bench -- --only ingest_socket`. Every query of the
 // process goes through pg's Client.query (knex and MikroORM included); at exit the counts are
@@ -23,7 +23,8 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 
 process.on('exit', () => {
   const sorted = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));
-  const json = JSON.stringify(sorted, null, 2);
+  // The process's own CPU time (user and system, microseconds): what a run cost the server, whatever else ran beside it.
+  const json = JSON.stringify({ cpu: process.cpuUsage(), statements: sorted }, null, 2);
   if (process.env.BENCH_STATEMENTS) writeFileSync(process.env.BENCH_STATEMENTS, json);
   else process.stderr.write(`${json}\n`);
 });
