@@ -346,11 +346,12 @@ export class Gateway {
     const sockets = this.byUser.get(fromUserId);
     if (!sockets) return;
     this.byUser.delete(fromUserId);
+    // At once, not after the read below: an event meanwhile must not write as the anonymous caller.
+    for (const socket of sockets) dropCaller(socket);
     const newest = await this.newest(this.deps.em(), toUserId);
     for (const socket of sockets) {
       void socket.leave(`user:${fromUserId}`);
       socket.data.userId = toUserId;
-      dropCaller(socket);
       socket.data.feed.restart(newest);
       this.join(socket, toUserId);
       // The conversation the client shows changed: it reloads the history over REST.
