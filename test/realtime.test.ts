@@ -261,6 +261,19 @@ describe('real-time gateway', function () {
     await agentSays(registeredId, 'welcome back');
     await socket.expectExactly({ merged: 1, message: 1, agent: 1 });
     expect(socket.messages()[0]).to.deep.include({ message: 'welcome back' });
+    // The socket's caller was identified again: its device now needs the customer's authorization, as over REST.
+    expect((await socket.emit('message', { message: 'still anonymous?' })).notifications[0]?.message).to.equal('authorization_required');
+  });
+
+  it('identifies the caller again once its device moves to another customer: its next event is refused as over REST', async () => {
+    const first = new Widget(t.account).signIn('customer-first');
+    await first.register();
+    const socket = await open(first);
+    expect((await socket.emit('message', { message: 'as the first customer' })).status).to.equal('SUCCESS');
+    await new Widget(t.account, first.deviceId).signIn('customer-second').register();
+    const ack = await socket.emit('message', { message: 'still the first customer?' });
+    expect(ack.notifications[0]?.message).to.equal('authorization_mismatch');
+    expect((await first.send('over REST')).body.notifications[0]?.message).to.equal('authorization_mismatch');
   });
 
   it('holds a whole conversation with the demo bot: widget socket → webhook → Service API → socket', async () => {

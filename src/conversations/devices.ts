@@ -114,6 +114,8 @@ async function existingDevice(em: EntityManager, input: DeviceRegistration, devi
   // previous customer's conversation, which stays with that customer.
   const other = await registeredUser(em, input);
   device.userId = other.id;
+  // Its sockets were opened as the previous customer: their next event is identified afresh.
+  notify(em, { kind: 'deviceMoved', userId: current.id, deviceId: device.id });
   return { user: other, device, transition: 'moved_to_other_customer' };
 }
 

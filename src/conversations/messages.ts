@@ -71,15 +71,17 @@ export async function moveConversation(em: EntityManager, fromUserId: number, to
  * history.
  */
 export async function insertMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<WrittenMessage[]> {
+  // Each message goes to its user's owner, on the user's chain: locked with the users.
   const users = await lockUsers(
     em,
     rows.map((r) => r.userId),
+    { ownerChains: true },
   );
   const missing = [...users.values()].flatMap((u) =>
     u.mergedIntoUserId !== null && !users.has(u.mergedIntoUserId) ? [u.mergedIntoUserId] : [],
   );
   // Registered users are never merged, so one step reaches the live conversation.
-  if (missing.length > 0) for (const [id, user] of await lockUsers(em, missing)) users.set(id, user);
+  if (missing.length > 0) for (const [id, user] of await lockUsers(em, missing, { ownerChains: true })) users.set(id, user);
   const target = rows.map((row) => {
     const user = users.get(row.userId);
     const live = user?.mergedIntoUserId != null ? users.get(user.mergedIntoUserId) : user;

@@ -32,11 +32,20 @@ export type Notice =
   | { kind: 'merged'; fromUserId: number; toUserId: number }
   | { kind: 'deliveries'; serviceIds: number[] };
 
+/**
+ * Notices about a caller rather than a conversation, for the sockets alone: the device (its id)
+ * left the user for another customer, so its sockets identify their caller again.
+ */
+export type CallerNotice = { kind: 'deviceMoved'; userId: number; deviceId: number };
+
+/** Everything a transaction can tell the gateway. */
+export type AnyNotice = Notice | CallerNotice;
+
 /** Notices recorded per transaction (its EntityManager fork), until it commits. */
-const recorded = new WeakMap<object, Notice[]>();
+const recorded = new WeakMap<object, AnyNotice[]>();
 
 /** Records a notice on the transaction `em` belongs to; it goes out once that commits. */
-export function notify(em: EntityManager, ...notices: Notice[]): void {
+export function notify(em: EntityManager, ...notices: AnyNotice[]): void {
   if (!em.isInTransaction()) throw new Error('notify() needs the transaction that makes the change');
   const list = recorded.get(em) ?? [];
   list.push(...notices);
@@ -49,7 +58,7 @@ export function messageNotice(message: Message, prevId: number | null): Notice {
 }
 
 /** Hands every committed transaction's notices to the gateway; call once at start. */
-export function publishAfterCommit(orm: MikroORM, gateway: { publish(notice: Notice): void }): void {
+export function publishAfterCommit(orm: MikroORM, gateway: { publish(notice: AnyNotice): void }): void {
   orm.em.getEventManager().registerSubscriber({
     afterTransactionCommit: ({ em }) => {
       const notices = recorded.get(em);

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type AgentSnapshot, type User } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
 import { AppError, conflict } from '../errors.ts';
+import { chainLockSql, chainsLocked } from '../deliveries/outbox.ts';
 import { customerLock, lockName } from './locks.ts';
 
 export function ownerFor(account: Account): number {
@@ -78,15 +79,32 @@ interface UserRow {
   merged_into_user_id: number | null;
 }
 
-/** Locks the users (in id order, so two writers never wait on each other in a cycle); absent ones are left out. */
-export async function lockUsers(em: EntityManager, ids: readonly number[]): Promise<Map<number, LockedUser>> {
-  const rows = await em.getConnection().execute<UserRow[]>(
-    `select id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id
-     from users where id = any(?::int[]) order by id for update`,
-    [pgIntArray([...new Set(ids)].sort((a, b) => a - b))],
-    'all',
-    em.getTransactionContext(),
-  );
+/**
+ * Locks the users (in id order, so two writers never wait on each other in a cycle); absent ones
+ * are left out. With `ownerChains`, the same statement then takes the delivery chain lock of
+ * each user's owner Service (outbox.ts), in the outbox's order, so that a writer of messages
+ * and their deliveries spends no statement of its own on them.
+ */
+export async function lockUsers(
+  em: EntityManager,
+  ids: readonly number[],
+  { ownerChains = false }: { ownerChains?: boolean } = {},
+): Promise<Map<number, LockedUser>> {
+  const columns = 'id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id';
+  // Sorting needs every row, so every row lock is taken before the first chain lock, and
+  // PostgreSQL evaluates a volatile function of the select list after the sort.
+  const sql = ownerChains
+    ? `with locked as materialized (select ${columns} from users where id = any(?::int[]) order by id for update)
+       select ${columns}, ${chainLockSql('owner_service_id', 'id')} from locked order by owner_service_id, id`
+    : `select ${columns} from users where id = any(?::int[]) order by id for update`;
+  const rows = await em
+    .getConnection()
+    .execute<UserRow[]>(sql, [pgIntArray([...new Set(ids)].sort((a, b) => a - b))], 'all', em.getTransactionContext());
+  if (ownerChains)
+    chainsLocked(
+      em,
+      rows.map((r) => [r.owner_service_id, r.id]),
+    );
   return new Map(
     rows.map((r) => [
       r.id,

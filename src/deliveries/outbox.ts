@@ -39,6 +39,25 @@ function refuseOutsideTransaction(em: EntityManager): void {
   }
 }
 
+/** Chains (`service:key`) whose lock each transaction holds, so that it is taken once. */
+const heldChains = new WeakMap<object, Set<string>>();
+
+/**
+ * The chain lock as SQL over two columns, for a statement that takes it beside other locks
+ * (lockUsers) and then reports it with chainsLocked(). Taken in (service, key) order, as here.
+ */
+export function chainLockSql(serviceColumn: string, keyColumn: string): string {
+  return `pg_advisory_xact_lock(${serviceColumn}, ${keyColumn})`;
+}
+
+/** Records chain locks the transaction `em` took itself: enqueuing on them spends no statement on locks. */
+export function chainsLocked(em: EntityManager, chains: ReadonlyArray<readonly [number, number]>): void {
+  refuseOutsideTransaction(em);
+  const held = heldChains.get(em) ?? new Set<string>();
+  for (const [serviceId, key] of chains) held.add(`${serviceId}:${key}`);
+  heldChains.set(em, held);
+}
+
 /** Adds the payload's deliveries to the caller's transaction; returns their ids (the `webhook-id`s). */
 export async function enqueue(em: EntityManager, request: DeliveryRequest): Promise<string[]> {
   const [ids] = await enqueueAll(em, [request]);
@@ -81,19 +100,21 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
   if (rows.length === 0) return planned;
   const connection = em.getConnection();
   const trx: unknown = em.getTransactionContext();
-  if (chains.size > 0) {
+  const held = heldChains.get(em);
+  const locks = [...chains].flatMap(([chain, pair]) => (held?.has(chain) ? [] : [pair]));
+  if (locks.length > 0) {
     // The chain lock (also taken when a delivery of the chain completes) makes "is there an
     // earlier pending delivery?" and the promotion of the next one exclude each other. Taken
     // in one global order, so transactions that lock several chains cannot deadlock.
-    const locks = [...chains.values()];
     await connection.execute(
-      `select pg_advisory_xact_lock(c.service_id, c.ordering_key)
+      `select ${chainLockSql('c.service_id', 'c.ordering_key')}
        from unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
        order by c.service_id, c.ordering_key`,
       [pgIntArray(locks.map(([serviceId]) => serviceId)), pgIntArray(locks.map(([, key]) => key))],
       'all',
       trx,
     );
+    chainsLocked(em, locks);
   }
   // Services without a webhook URL receive nothing. Inserted in request order, so `seq` keeps it.
   const inserted = await connection.execute<Array<{ id: string }>>(

@@ -1,6 +1,7 @@
 // The Socket.IO event maps, both ways: what the gateway sends and what a client may send.
 import type { Socket } from 'socket.io';
 import type { CallerHeaders } from '../api/client/caller.ts';
+import type { Conversation } from '../conversations/conversation.ts';
 import type { Envelope } from '../presenters/envelope.ts';
 import type { SocketFeed } from './feed.ts';
 import type { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
@@ -30,11 +31,16 @@ export interface ClientToServerEvents {
 }
 
 export interface SocketData {
-  /**
-   * The handshake's headers, not the caller's loaded records: an ORM entity would keep its
-   * EntityManager (identity map and all) alive for as long as the socket is connected.
-   */
+  /** The handshake's headers: the caller is identified from them again whenever `caller` is dropped. */
   headers: CallerHeaders;
+  /**
+   * The caller as its first event identified it, until a notice drops it (socket-events.ts):
+   * plain snapshots, never ORM entities, which would keep their EntityManager alive. Idle
+   * sockets that never send hold none.
+   */
+  caller: { conversation: Conversation; until: number } | undefined;
+  /** Counts the drops of `caller`, so a read that a drop overtook is not kept. */
+  callerEpoch: number;
   /** The handshake's Referer: a message's requestUrl when its body names no page, as over REST. */
   referer: string | undefined;
   /** The write-limit key, the same as the device's REST calls use. */

@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
 import type { TrustedProxies } from '../addresses.ts';
 import { openConversation, type CallerHeaders } from '../api/client/caller.ts';
-import type { Notice } from '../conversations/notices.ts';
+import type { AnyNotice } from '../conversations/notices.ts';
 import { MessageSchema, MessageType, type Message } from '../db/entities/index.ts';
 import { AppError, knownError } from '../errors.ts';
 import { writeLimitKey } from '../limits.ts';
@@ -46,6 +46,12 @@ function armExpiry(socket: ClientSocket): void {
   }
   socket.data.expiry = setTimeout(armExpiry, Math.min(delay, MAX_TIMER_MS), socket);
   socket.data.expiry.unref();
+}
+
+/** The socket's next event identifies its caller afresh (the conversation it was opened as changed). */
+function dropCaller(socket: ClientSocket): void {
+  socket.data.caller = undefined;
+  socket.data.callerEpoch += 1;
 }
 
 export interface GatewayDeps extends ClientEventDeps {
@@ -151,7 +157,7 @@ export class Gateway {
       );
     });
     io.on('connection', (socket) => this.connected(socket as ClientSocket));
-    io.on(NOTICE, (notice: Notice) => this.receive(notice));
+    io.on(NOTICE, (notice: AnyNotice) => this.receive(notice));
     this.operators = new OperatorChannel(io.of('/operators'), this.deps.em, (err) =>
       this.deps.logger.warn({ err }, 'operator notice failed'),
     );
@@ -163,7 +169,7 @@ export class Gateway {
    * the conversation it was written to (a merge may have moved it since the request began):
    * this node's sockets get the row as written, other nodes its ids.
    */
-  publish(notice: Notice): void {
+  publish(notice: AnyNotice): void {
     this.receive(notice);
     if (notice.kind === 'message') {
       const { message: _written, ...ids } = notice;
@@ -173,7 +179,7 @@ export class Gateway {
     }
   }
 
-  private share(notice: Notice): void {
+  private share(notice: AnyNotice): void {
     // One node (no Redis): nobody else to tell; the in-memory adapter would only warn.
     if (!this.deps.redis) return;
     try {
@@ -222,6 +228,8 @@ export class Gateway {
     data.accountId = accountId;
     data.userId = user.id;
     data.deviceId = deviceId;
+    data.caller = undefined;
+    data.callerEpoch = 0;
     data.feed = new SocketFeed(socket, this.feedOutlet, startAt);
     data.validUntil = caller.identity?.validUntil;
   }
@@ -301,14 +309,24 @@ export class Gateway {
     return newest?.id ?? 0;
   }
 
-  private receive(notice: Notice): void {
-    this.operators?.receive(notice);
-    if (notice.kind === 'deliveries') return;
+  private receive(notice: AnyNotice): void {
+    if (notice.kind === 'deliveries') {
+      // Only the dashboard's channel counts deliveries.
+      this.operators?.receive(notice);
+      return;
+    }
     if (notice.kind === 'merged') {
+      this.operators?.receive(notice);
       void this.moveSockets(notice.fromUserId, notice.toUserId);
       return;
     }
     const sockets = this.byUser.get(notice.userId);
+    if (notice.kind === 'deviceMoved') {
+      // Nothing for operators: the conversations themselves did not change.
+      for (const socket of sockets ?? []) if (socket.data.deviceId === notice.deviceId) dropCaller(socket);
+      return;
+    }
+    this.operators?.receive(notice);
     if (!sockets) return;
     if (notice.kind === 'message') {
       void this.offer([...sockets], notice.messageId, notice.prevId, notice.message);
@@ -355,6 +373,8 @@ export class Gateway {
     const sockets = this.byUser.get(fromUserId);
     if (!sockets) return;
     this.byUser.delete(fromUserId);
+    // At once, not after the read below: an event meanwhile must not write as the anonymous caller.
+    for (const socket of sockets) dropCaller(socket);
     const newest = await this.newest(this.deps.em(), toUserId);
     for (const socket of sockets) {
       void socket.leave(`user:${fromUserId}`);

@@ -26,6 +26,9 @@ export interface ClientEventDeps {
   logger: Logger;
 }
 
+/** How long a socket keeps its identified caller at most (account changes reach it within this). */
+const CALLER_TTL_MS = 60_000;
+
 type Work = (socket: ClientSocket, body: unknown) => Promise<EnvelopeParts>;
 type Handler = (this: ClientSocket, ...args: unknown[]) => void;
 
@@ -35,8 +38,24 @@ type Handler = (this: ClientSocket, ...args: unknown[]) => void;
  * 2 KB a socket less, measured by the connections benchmark).
  */
 export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientToServerEvents, Handler]> {
-  /** Identified afresh for each event, like each REST call (the authorization may have expired). */
-  const conversationOf = async (socket: ClientSocket) => openConversation(await deps.callers.identify(socket.data.headers));
+  /**
+   * Identified at the socket's first event and kept, not read again for every event: a login
+   * merge or a device moving to another customer drops it at once (their notices, see
+   * Gateway), the authorization's validUntil bounds it, and changes to the account (allowed
+   * origins, a new secret, its deletion) reach it within CALLER_TTL_MS. A refusal is not kept.
+   */
+  const conversationOf = async (socket: ClientSocket) => {
+    const now = Date.now();
+    const { caller: kept, callerEpoch } = socket.data;
+    if (kept && kept.until > now) return kept.conversation;
+    const caller = await deps.callers.identify(socket.data.headers);
+    const conversation = openConversation(caller);
+    const validUntil = caller.identity?.validUntil;
+    const until = Math.min(now + CALLER_TTL_MS, validUntil === undefined ? Infinity : validUntil * 1000);
+    // A notice that dropped the caller while it was being read (a merge) wins: kept for the next event only if none came.
+    if (socket.data.callerEpoch === callerEpoch) socket.data.caller = { conversation, until };
+    return conversation;
+  };
 
   /** Runs one client event like its REST route: limit, work, and the envelope as the answer. */
   const handler = (event: keyof ClientToServerEvents, path: string, work: Work): Handler =>

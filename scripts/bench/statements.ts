@@ -1,0 +1,30 @@
+// Counts the statements the server sends to PostgreSQL, by kind, and its CPU time, for the profile in
+// docs/performance.md: `BENCH_NODE_ARGS="--import tsx --import ./scripts/bench/statements.ts"
+// BENCH_STATEMENTS=counts.json npm run bench -- --only ingest_socket`. Every query of the
+// process goes through pg's Client.query (knex and MikroORM included); at exit the counts are
+// written to the file BENCH_STATEMENTS names, and to stderr without it.
+import { writeFileSync } from 'node:fs';
+import pg from 'pg';
+
+const counts = new Map<string, number>();
+const query = Reflect.get(pg.Client.prototype, 'query') as (this: pg.Client, ...args: unknown[]) => unknown;
+
+/** A statement's kind: its first words, whitespace folded, parameters aside. */
+function kind(arg: unknown): string {
+  const text = typeof arg === 'string' ? arg : (arg as { text?: string } | null)?.text;
+  return (text ?? '').replace(/\s+/g, ' ').trim().slice(0, 90);
+}
+
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const key = kind(args[0]);
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  return query.apply(this, args);
+} as typeof pg.Client.prototype.query;
+
+process.on('exit', () => {
+  const sorted = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));
+  // The process's own CPU time (user and system, microseconds): what a run cost the server, whatever else ran beside it.
+  const json = JSON.stringify({ cpu: process.cpuUsage(), statements: sorted }, null, 2);
+  if (process.env.BENCH_STATEMENTS) writeFileSync(process.env.BENCH_STATEMENTS, json);
+  else process.stderr.write(`${json}\n`);
+});
