@@ -142,12 +142,13 @@ type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
 
 /**
  * Writes the outcomes of many attempts inside the caller's transaction (the worker's group
- * commit), a few statements whatever their number. Chains are locked first and Services last,
- * each in ascending order, so batches of two nodes rarely wait on each other in a cycle (and
- * one that deadlocks is written again record by record). A record whose delivery is no longer
- * this node's lease (or no longer pending) changes nothing, except that a delivered one is
- * recorded whoever holds it now: the receiver has it. Returns the Services whose deliveries
- * changed, for the dashboard's live counts.
+ * commit), a few statements whatever their number: for a batch of deliveries that ended, the
+ * chain locks, then one statement that logs the attempts, ends the deliveries and promotes the
+ * next of their chains. Chains are locked first and Services last, each in ascending order, so
+ * batches of two nodes rarely wait on each other in a cycle (and one that deadlocks is written
+ * again record by record). A record whose delivery is no longer this node's lease (or no longer
+ * pending) changes nothing, except that a delivered one is recorded whoever holds it now: the
+ * receiver has it. Returns the Services whose deliveries changed, for the dashboard's live counts.
  */
 export async function writeOutcomes(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
   const ended: Ended[] = [];
@@ -156,11 +157,18 @@ export async function writeOutcomes(tx: EntityManager, node: string, records: re
     if (record.type === 'delivered' || record.type === 'dead' || record.type === 'unregistered') ended.push(record);
     else released.push(record);
   }
-  // Before the updates below: it applies their conditions to the rows as the attempts found them.
-  const services = await logAttempts(tx, node, records);
-  await end(tx, node, ended);
-  await release(tx, node, released);
-  return services;
+  // The first statement that changes deliveries logs every attempt of the batch: its snapshot
+  // shows the rows as the attempts found them.
+  const log = attemptsLog(node, records);
+  const loggedByEnd = ended.length > 0 ? await end(tx, node, ended, log) : null;
+  const loggedByRelease = released.length > 0 ? await release(tx, node, released, loggedByEnd ? null : log) : null;
+  return loggedByEnd ?? loggedByRelease ?? [];
+}
+
+interface AttemptsLog {
+  /** A CTE named `logged`, returning the `service_id` of each logged attempt. */
+  sql: string;
+  params: unknown[];
 }
 
 /**
@@ -170,17 +178,18 @@ export async function writeOutcomes(tx: EntityManager, node: string, records: re
  * Attempts are numbered over the delivery's life: a redelivery starts its retries afresh, its
  * attempts go on counting.
  */
-async function logAttempts(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
-  if (records.length === 0) return [];
-  const rows = await tx.getConnection().execute<Array<{ serviceId: number | null }>>(
-    `insert into delivery_attempts (delivery_id, service_id, attempt, started_at, duration_ms, status, error, outcome, next_attempt_at, node)
-     select d.id, d.service_id, 1 + (select count(*) from delivery_attempts p where p.delivery_id = d.id), r.started_at, r.duration_ms, r.status, r.error, r.outcome, r.next_attempt_at, ?
-       from unnest(?::uuid[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[])
-            as r(id, started_at, duration_ms, status, error, outcome, next_attempt_at)
-       join deliveries d on d.id = r.id
-      where d.state = 'pending' and (r.outcome = 'delivered' or d.claimed_by = ?)
-     returning service_id as "serviceId"`,
-    [
+function attemptsLog(node: string, records: readonly OutcomeRecord[]): AttemptsLog {
+  return {
+    sql: `logged as (
+       insert into delivery_attempts (delivery_id, service_id, attempt, started_at, duration_ms, status, error, outcome, next_attempt_at, node)
+       select d.id, d.service_id, 1 + (select count(*) from delivery_attempts p where p.delivery_id = d.id), a.started_at,
+              a.duration_ms, a.status, a.error, a.outcome, a.next_attempt_at, ?
+         from unnest(?::uuid[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[])
+              as a(id, started_at, duration_ms, status, error, outcome, next_attempt_at)
+         join deliveries d on d.id = a.id
+        where d.state = 'pending' and (a.outcome = 'delivered' or d.claimed_by = ?)
+       returning service_id)`,
+    params: [
       node,
       pgUuidArray(records.map((r) => r.id)),
       pgTextArray(records.map((r) => r.startedAt.toISOString())),
@@ -191,10 +200,14 @@ async function logAttempts(tx: EntityManager, node: string, records: readonly Ou
       pgTextArray(records.map((r) => (r.type === 'retry' ? r.nextAttemptAt.toISOString() : null))),
       node,
     ],
-    'all',
-    tx.getTransactionContext(),
-  );
-  return [...new Set(rows.flatMap((r) => (r.serviceId === null ? [] : [r.serviceId])))].sort((a, b) => a - b);
+  };
+}
+
+/** The distinct Services of the logged attempts, ascending (a push has none). */
+const LOGGED_SERVICES = `select distinct service_id as "serviceId" from logged where service_id is not null order by 1`;
+
+function servicesOf(rows: ReadonlyArray<{ serviceId: number }>): number[] {
+  return rows.map((r) => r.serviceId);
 }
 
 export interface DeliveryAttempt {
@@ -219,11 +232,14 @@ export async function listAttempts(em: EntityManager, deliveryId: string): Promi
 /**
  * Ends deliveries (delivered or dead), and makes the next pending delivery of each of their
  * chains ready. The chain locks (taken in ascending order, as the outbox does) keep a
- * concurrent enqueue from missing the promotion. A chain is (Service, ordering key), Service
- * 0 for pushes (their ordering key is the device).
+ * concurrent enqueue from missing the promotion: they are taken by a statement of their own, so
+ * that the next statement's snapshot shows whatever an enqueue that held them committed. That
+ * statement then logs the attempts (`log`), ends the deliveries and promotes the heads at once:
+ * all three see the rows as they were before it, so the new head is the first pending delivery
+ * of its chain that is not being ended. A chain is (Service, ordering key), Service 0 for pushes
+ * (their ordering key is the device).
  */
-async function end(tx: EntityManager, node: string, records: readonly Ended[]): Promise<void> {
-  if (records.length === 0) return;
+async function end(tx: EntityManager, node: string, records: readonly Ended[], log: AttemptsLog): Promise<number[]> {
   const connection = tx.getConnection();
   const trx: unknown = tx.getTransactionContext();
   const ids = records.map((r) => r.id);
@@ -236,15 +252,30 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[]): 
     'all',
     trx,
   );
-  const ended = await connection.execute<Array<{ serviceId: number; orderingKey: number | null }>>(
-    `update deliveries d
-        set state = r.state, delivered_at = case when r.state = 'delivered' then now() end,
-            claimed_until = null, claimed_by = null, ready = false,
-            last_status = r.status, last_error = r.error, updated_at = now()
-       from unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) as r(id, state, status, error)
-      where d.id = r.id and d.state = 'pending' and (r.state = 'delivered' or d.claimed_by = ?)
-     returning coalesce(d.service_id, 0) as "serviceId", d.ordering_key as "orderingKey"`,
+  const logged = await connection.execute<Array<{ serviceId: number }>>(
+    `with ${log.sql},
+     ended as (
+       update deliveries d
+          set state = r.state, delivered_at = case when r.state = 'delivered' then now() end,
+              claimed_until = null, claimed_by = null, ready = false,
+              last_status = r.status, last_error = r.error, updated_at = now()
+         from unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) as r(id, state, status, error)
+        where d.id = r.id and d.state = 'pending' and (r.state = 'delivered' or d.claimed_by = ?)
+       returning d.id, coalesce(d.service_id, 0) as service_id, d.ordering_key
+     ),
+     promoted as (
+       update deliveries d set ready = true
+         from (select distinct on (coalesce(e.service_id, 0), e.ordering_key) e.id
+                 from deliveries e
+                 join (select distinct service_id, ordering_key from ended where ordering_key is not null) c
+                   on coalesce(e.service_id, 0) = c.service_id and e.ordering_key = c.ordering_key
+                where e.state = 'pending' and e.id not in (select id from ended)
+                order by coalesce(e.service_id, 0), e.ordering_key, e.seq) head
+        where d.id = head.id and not d.ready
+     )
+     ${LOGGED_SERVICES}`,
     [
+      ...log.params,
       pgUuidArray(ids),
       pgTextArray(records.map((r) => (r.type === 'unregistered' ? 'dead' : r.type))),
       pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
@@ -266,21 +297,7 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[]): 
       trx,
     );
   }
-  const chains = ended.filter((c) => c.orderingKey !== null);
-  if (chains.length === 0) return;
-  await connection.execute(
-    `update deliveries d set ready = true
-       from (select distinct on (coalesce(e.service_id, 0), e.ordering_key) e.id
-               from deliveries e
-               join unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
-                 on coalesce(e.service_id, 0) = c.service_id and e.ordering_key = c.ordering_key
-              where e.state = 'pending'
-              order by coalesce(e.service_id, 0), e.ordering_key, e.seq) head
-      where d.id = head.id and not d.ready`,
-    [pgIntArray(chains.map((c) => c.serviceId)), pgIntArray(chains.map((c) => c.orderingKey ?? 0))],
-    'all',
-    trx,
-  );
+  return servicesOf(logged);
 }
 
 /**
@@ -288,37 +305,46 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[]): 
  * 410 (nothing is claimed from a disabled Service, so it waits for the operator). Services
  * that answered 410 are switched off until an operator enables them again; their deliveries
  * stay pending (the receiver did not refuse the payload, the endpoint is gone), so they go
- * out, in order, once the Service is enabled.
+ * out, in order, once the Service is enabled. Logs the attempts too when `log` is given (no
+ * delivery of the batch ended); returns the Services of what it logged.
  */
-async function release(tx: EntityManager, node: string, records: readonly Released[]): Promise<void> {
-  if (records.length === 0) return;
+async function release(tx: EntityManager, node: string, records: readonly Released[], log: AttemptsLog | null): Promise<number[]> {
   const connection = tx.getConnection();
   const trx: unknown = tx.getTransactionContext();
-  await connection.execute(
-    `update deliveries d
+  const update = `update deliveries d
         set next_attempt_at = coalesce(r.next_attempt_at, now()), claimed_until = null, claimed_by = null,
             last_status = r.status, last_error = r.error, updated_at = now()
        from unnest(?::uuid[], ?::timestamptz[], ?::int[], ?::text[]) as r(id, next_attempt_at, status, error)
-      where d.id = r.id and d.state = 'pending' and d.claimed_by = ?`,
-    [
-      pgUuidArray(records.map((r) => r.id)),
-      pgTextArray(records.map((r) => (r.type === 'retry' ? r.nextAttemptAt.toISOString() : null))),
-      pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
-      pgTextArray(records.map((r) => r.error)),
-      node,
-    ],
-    'run',
-    trx,
-  );
+      where d.id = r.id and d.state = 'pending' and d.claimed_by = ?`;
+  const params = [
+    pgUuidArray(records.map((r) => r.id)),
+    pgTextArray(records.map((r) => (r.type === 'retry' ? r.nextAttemptAt.toISOString() : null))),
+    pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
+    pgTextArray(records.map((r) => r.error)),
+    node,
+  ];
+  let logged: Array<{ serviceId: number }> = [];
+  if (log) {
+    logged = await connection.execute<Array<{ serviceId: number }>>(
+      `with ${log.sql}, released as (${update} returning d.id) ${LOGGED_SERVICES}`,
+      [...log.params, ...params],
+      'all',
+      trx,
+    );
+  } else {
+    await connection.execute(update, params, 'run', trx);
+  }
   const gone = [...new Set(records.flatMap((r) => (r.type === 'gone' ? [r.serviceId] : [])))].sort((a, b) => a - b);
-  if (gone.length === 0) return;
-  await connection.execute(
-    `update services set disabled_at = now(), disabled_reason = 'webhook_gone', updated_at = now()
-      where id = any(?::int[]) and disabled_at is null`,
-    [pgIntArray(gone)],
-    'run',
-    trx,
-  );
+  if (gone.length > 0) {
+    await connection.execute(
+      `update services set disabled_at = now(), disabled_reason = 'webhook_gone', updated_at = now()
+        where id = any(?::int[]) and disabled_at is null`,
+      [pgIntArray(gone)],
+      'run',
+      trx,
+    );
+  }
+  return servicesOf(logged);
 }
 
 export async function countPending(em: EntityManager): Promise<number> {
