@@ -40,7 +40,7 @@ const ACCOUNT_CACHE = 10_000;
 const DELIVERIES_EVERY_MS = 1000;
 
 export class OperatorChannel {
-  private readonly accountOf = new Map<number, number>();
+  private readonly accountOfUser = new Map<number, number>();
   private readonly accountOfService = new Map<number, number>();
   /** Accounts whose last `deliveries` event went out less than DELIVERIES_EVERY_MS ago, with the Services changed since. */
   private readonly holding = new Map<number, Set<number>>();
@@ -114,29 +114,25 @@ export class OperatorChannel {
     await socket.join(rooms);
   }
 
-  private async serviceAccount(serviceId: number): Promise<number | null> {
-    const known = this.accountOfService.get(serviceId);
-    if (known !== undefined) return known;
-    const row = await this.em()
-      .getConnection()
-      .execute<Array<{ account_id: number }>>('select account_id from services where id = ?', [serviceId]);
-    const accountId = row[0]?.account_id ?? null;
-    if (accountId === null) return null;
-    if (this.accountOfService.size >= ACCOUNT_CACHE) this.accountOfService.clear();
-    this.accountOfService.set(serviceId, accountId);
-    return accountId;
+  private serviceAccount(serviceId: number): Promise<number | null> {
+    return this.cachedAccount(this.accountOfService, 'services', serviceId);
   }
 
-  private async account(userId: number): Promise<number | null> {
-    const known = this.accountOf.get(userId);
+  private account(userId: number): Promise<number | null> {
+    return this.cachedAccount(this.accountOfUser, 'users', userId);
+  }
+
+  /** The account of a user or Service row, asked once and remembered in `cache`. */
+  private async cachedAccount(cache: Map<number, number>, table: 'users' | 'services', id: number): Promise<number | null> {
+    const known = cache.get(id);
     if (known !== undefined) return known;
     const row = await this.em()
       .getConnection()
-      .execute<Array<{ account_id: number }>>('select account_id from users where id = ?', [userId]);
+      .execute<Array<{ account_id: number }>>(`select account_id from ${table} where id = ?`, [id]);
     const accountId = row[0]?.account_id ?? null;
     if (accountId === null) return null;
-    if (this.accountOf.size >= ACCOUNT_CACHE) this.accountOf.clear();
-    this.accountOf.set(userId, accountId);
+    if (cache.size >= ACCOUNT_CACHE) cache.clear();
+    cache.set(id, accountId);
     return accountId;
   }
 }
