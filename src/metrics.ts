@@ -8,6 +8,8 @@ export interface Metrics {
   /** Attempts by what came of them: delivered, failed (to be retried), dead. */
   deliveries: Counter<'outcome'>;
   deliveryAttemptSeconds: Histogram<'outcome'>;
+  /** Deliveries this node's worker took to send, by how: `handoff` (leased by the commit that wrote or promoted them) or `claim`. */
+  deliveriesTaken: Counter<'how'>;
   /** Push attempts by push kind (fcm, webhook, oauth-webhook) and outcome (sent, failed and to be retried, dead). */
   pushes: Counter<'kind' | 'outcome'>;
   /** Messages per group-committed transaction, by writer (client, agent). */
@@ -40,6 +42,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const deliveriesTaken = new Counter({
+    name: 'palaver_deliveries_taken_total',
+    help: "Deliveries (webhooks and pushes) this node's worker took to send, by how: handoff (leased by the commit that wrote or promoted them) or claim",
+    labelNames: ['how'] as const,
+    registers: [registry],
+  });
   const pushes = new Counter({
     name: 'palaver_push_attempts_total',
     help: 'Push attempts made by this node, by push kind (fcm, webhook, oauth-webhook) and outcome (sent, failed and to be retried, dead)',
@@ -67,5 +75,5 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(await pendingDeliveries());
     },
   });
-  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, pushes, messageBatchSize, redisFallbacks };
+  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, deliveriesTaken, pushes, messageBatchSize, redisFallbacks };
 }

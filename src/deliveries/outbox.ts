@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
+import { handOff, handoffTarget, markDue } from './handoff.ts';
+import type { ClaimedWebhook } from './store.ts';
 
 export interface DeliveryRequest {
   kind: DeliveryKind;
@@ -24,13 +26,6 @@ export interface PushRequest {
 }
 
 export class OutboxError extends Error {}
-
-/** Transactions that enqueued something; the worker is told when they commit (see worker.ts). */
-const enqueuedIn = new WeakSet<object>();
-
-export function hasEnqueued(em: object): boolean {
-  return enqueuedIn.has(em);
-}
 
 function refuseOutsideTransaction(em: EntityManager): void {
   if (!em.isInTransaction()) {
@@ -117,23 +112,42 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
     chainsLocked(em, locks);
   }
   // Services without a webhook URL receive nothing. Inserted in request order, so `seq` keeps it.
-  const inserted = await connection.execute<Array<{ id: string }>>(
-    `insert into deliveries (id, service_id, ordering_key, kind, payload, ready)
-     select r.id, r.service_id, r.ordering_key, r.kind, r.payload,
-            r.ordering_key is null or (r.first and not exists (
-              select 1 from deliveries e
-              where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'))
-     from jsonb_to_recordset(?::jsonb)
-          as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
-     join services s on s.id = r.service_id and s.webhook_url is not null
-     order by r.n
-     returning id`,
-    [JSON.stringify(rows)],
+  // A row that is ready, to an enabled Service, is leased to this node's worker when it has room
+  // (handoff.ts), and what the worker needs to send it comes back with it.
+  const target = handoffTarget(em);
+  const inserted = await connection.execute<Array<Omit<ClaimedWebhook, 'deviceId' | 'attempts'> & { ready: boolean; leased: boolean }>>(
+    `with r as (
+       select r.id, r.service_id, r.ordering_key, r.kind, r.payload, r.n,
+              r.ordering_key is null or (r.first and not exists (
+                select 1 from deliveries e
+                where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending')) as ready,
+              s.disabled_at is null as enabled, s.webhook_url, s.signing_secret,
+              case when s.previous_secret_expires_at > now() then s.previous_signing_secret end as previous_signing_secret
+       from jsonb_to_recordset(?::jsonb)
+            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
+       join services s on s.id = r.service_id and s.webhook_url is not null
+     ),
+     l as (select r.*, ?::boolean and r.ready and r.enabled as leased from r),
+     inserted as (
+       insert into deliveries (id, service_id, ordering_key, kind, payload, ready, claimed_until, claimed_by, attempts)
+       select id, service_id, ordering_key, kind, payload, ready,
+              case when leased then now() + (?::int * interval '1 millisecond') end, case when leased then ?::text end,
+              case when leased then 1 else 0 end
+       from l order by n
+     )
+     select id, service_id as "serviceId", service_id as bucket, kind, payload, webhook_url as "webhookUrl",
+            signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret", ready, leased
+     from l order by n`,
+    [JSON.stringify(rows), target !== null, target?.leaseMs ?? 0, target?.node ?? null],
     'all',
     trx,
   );
   if (inserted.length === 0) return planned.map(() => []);
-  enqueuedIn.add(em);
+  handOff(
+    em,
+    inserted.flatMap(({ ready, leased, ...row }) => (leased ? [{ ...row, deviceId: null, attempts: 1 }] : [])),
+  );
+  if (inserted.some((row) => row.ready && !row.leased)) markDue(em);
   const kept = new Set(inserted.map((r) => r.id));
   return planned.map((ids) => ids.filter((id) => kept.has(id)));
 }
@@ -182,6 +196,7 @@ export async function enqueuePushes(em: EntityManager, requests: readonly PushRe
     'run',
     trx,
   );
-  enqueuedIn.add(em);
+  // Pushes are claimed (the claim reads the device and its push settings as they are then).
+  markDue(em);
   return requests.map((_, n) => rows.filter((row) => row.n === n).map((row) => row.id));
 }

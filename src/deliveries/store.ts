@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind, DeliveryState } from '../db/entities/index.ts';
 import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
 import type { AnyPushSettings } from '../push/settings.ts';
+import { handOff, handoffTarget, markDue } from './handoff.ts';
 
 interface ClaimedBase {
   id: string;
@@ -241,6 +242,8 @@ export async function listAttempts(em: EntityManager, deliveryId: string): Promi
  */
 async function end(tx: EntityManager, node: string, records: readonly Ended[], log: AttemptsLog): Promise<number[]> {
   const connection = tx.getConnection();
+  // Each new head to a Service is leased to this node's worker when it has room (handoff.ts).
+  const lease = handoffTarget(tx);
   const trx: unknown = tx.getTransactionContext();
   const ids = records.map((r) => r.id);
   await connection.execute(
@@ -252,7 +255,7 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
     'all',
     trx,
   );
-  const logged = await connection.execute<Array<{ serviceId: number }>>(
+  const [row] = await connection.execute<Array<{ serviceIds: unknown; claims: unknown; due: boolean }>>(
     `with ${log.sql},
      ended as (
        update deliveries d
@@ -264,16 +267,29 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
        returning d.id, coalesce(d.service_id, 0) as service_id, d.ordering_key
      ),
      promoted as (
-       update deliveries d set ready = true
-         from (select distinct on (coalesce(e.service_id, 0), e.ordering_key) e.id
+       update deliveries d
+          set ready = true,
+              claimed_until = case when head.leased then now() + (?::int * interval '1 millisecond') end,
+              claimed_by = case when head.leased then ?::text end,
+              attempts = d.attempts + case when head.leased then 1 else 0 end
+         from (select distinct on (coalesce(e.service_id, 0), e.ordering_key) e.id,
+                      ?::boolean and s.id is not null and s.disabled_at is null and s.webhook_url is not null as leased
                  from deliveries e
                  join (select distinct service_id, ordering_key from ended where ordering_key is not null) c
                    on coalesce(e.service_id, 0) = c.service_id and e.ordering_key = c.ordering_key
+                 left join services s on s.id = e.service_id
                 where e.state = 'pending' and e.id not in (select id from ended)
                 order by coalesce(e.service_id, 0), e.ordering_key, e.seq) head
         where d.id = head.id and not d.ready
+       returning d.id, d.service_id, d.kind, d.payload, d.attempts, head.leased
      )
-     ${LOGGED_SERVICES}`,
+     select (select coalesce(json_agg(l."serviceId"), '[]') from (${LOGGED_SERVICES}) l) as "serviceIds",
+            (select coalesce(json_agg(json_build_object(
+                      'id', p.id, 'serviceId', p.service_id, 'bucket', p.service_id, 'deviceId', null, 'kind', p.kind,
+                      'payload', p.payload, 'attempts', p.attempts, 'webhookUrl', s.webhook_url, 'signingSecret', s.signing_secret,
+                      'previousSigningSecret', case when s.previous_secret_expires_at > now() then s.previous_signing_secret end)), '[]')
+               from promoted p join services s on s.id = p.service_id where p.leased) as claims,
+            exists (select 1 from promoted where not leased) as due`,
     [
       ...log.params,
       pgUuidArray(ids),
@@ -281,10 +297,15 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
       pgTextArray(records.map((r) => (r.status === null ? null : String(r.status)))),
       pgTextArray(records.map((r) => r.error)),
       node,
+      lease?.leaseMs ?? 0,
+      lease?.node ?? null,
+      lease !== null,
     ],
     'all',
     trx,
   );
+  handOff(tx, fromJson<ClaimedWebhook[]>(row?.claims) ?? []);
+  if (row?.due) markDue(tx);
   // Only the token that was refused: the app may have registered a new one since.
   const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
   if (unregistered.length > 0) {
@@ -297,7 +318,12 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
       trx,
     );
   }
-  return servicesOf(logged);
+  return fromJson<number[]>(row?.serviceIds) ?? [];
+}
+
+/** A json column: parsed by the PostgreSQL driver, text from some others. */
+function fromJson<T>(value: unknown): T | undefined {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T | undefined;
 }
 
 /**

@@ -1,12 +1,13 @@
-// The delivery loop every node runs: claim due deliveries (leased, head of their chain),
-// send each one, record the outcome, and claim again. Woken at once when a transaction that
-// enqueued deliveries commits on this node, and every poll interval for the rest (retries
-// coming due, deliveries written by other nodes). Claims run ahead of the sending: up to
-// maxInFlight claimed deliveries wait in memory, so a slot freed by an answer is refilled at
-// once rather than after a claim's round trip (which made the engine send at a third of its
-// allowed concurrency). Outcomes are group-committed (src/conversations/group-commit.ts): a busy node
-// writes one transaction per batch of answers, not one per delivery, and an outcome that
-// cannot be written fails alone.
+// The delivery loop every node runs: send each delivery this node holds, record the outcome,
+// and take more. Most come by hand-off (handoff.ts): a transaction that writes a ready
+// delivery, or makes one ready by ending the one before it, leases it to this node and hands
+// it over when it commits, with no claim. The rest are claimed (leased, head of their chain):
+// at once when a commit made deliveries due that nobody holds or the worker had no room, and
+// every poll interval (retries coming due, deliveries written by other nodes). Claims run
+// ahead of the sending: up to maxInFlight claimed deliveries wait in memory, so a slot freed by
+// an answer is refilled at once rather than after a claim's round trip. Outcomes are
+// group-committed (src/conversations/group-commit.ts): a busy node writes one transaction per
+// batch of answers, not one per delivery, and an outcome that cannot be written fails alone.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -15,7 +16,7 @@ import { notify } from '../conversations/notices.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { hasEnqueued } from './outbox.ts';
+import { acceptHandoffs, committed, refuseHandoffs } from './handoff.ts';
 import { nextDelayMs } from './schedule.ts';
 import { PushSender } from '../push/sender.ts';
 import type { PushOutcome } from '../push/outcome.ts';
@@ -53,8 +54,11 @@ export class DeliveryWorker {
   private readonly perBucket = new Map<number, number>();
   private readonly leaseMs: number;
   private stopped = false;
-  /** The last claim got as many as it asked for: more may be due than it could take. */
-  private claimCapped = false;
+  /**
+   * More may be due than this node holds: the last claim got as many as it asked for, or a
+   * transaction wrote a ready delivery unleased because the worker had no room.
+   */
+  private behind = false;
   private nudged = false;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
@@ -93,9 +97,22 @@ export class DeliveryWorker {
   }
 
   start(): void {
+    const { maxInFlight } = this.deps.options;
+    // As many as claims would hold: at most one slot's worth waits per slot.
+    acceptHandoffs(this.deps.orm.em, {
+      node: this.node,
+      leaseMs: this.leaseMs,
+      hasRoom: () => {
+        const room = !this.stopped && this.inFlight.size + this.waiting.length < 2 * maxInFlight;
+        if (!room) this.behind = true;
+        return room;
+      },
+    });
     this.deps.orm.em.getEventManager().registerSubscriber({
       afterTransactionCommit: (args) => {
-        if (hasEnqueued(args.em)) this.nudge();
+        const { claims, due } = committed(args.em);
+        if (claims.length > 0) this.adopt(claims);
+        if (due) this.nudge();
       },
     });
     this.running = this.loop();
@@ -110,6 +127,7 @@ export class DeliveryWorker {
   /** Stops claiming and waits for the attempts in flight to be sent and recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
+    refuseHandoffs(this.deps.orm.em);
     this.wake?.();
     await this.running;
     await this.releaseWaiting(this.waiting.splice(0).map((w) => w.delivery));
@@ -166,10 +184,20 @@ export class DeliveryWorker {
       leaseMs: this.leaseMs,
       node: this.node,
     });
-    this.claimCapped = claimed.length === total;
+    this.behind = claimed.length === total;
+    this.deps.metrics.deliveriesTaken.inc({ how: 'claim' }, claimed.length);
     const claimedAt = Date.now();
     for (const delivery of claimed) this.waiting.push({ delivery, claimedAt });
     return claimed.length;
+  }
+
+  /** Deliveries leased to this node by the transaction that wrote them or made them ready (handoff.ts). */
+  private adopt(claims: readonly ClaimedDelivery[]): void {
+    const claimedAt = Date.now();
+    for (const delivery of claims) this.waiting.push({ delivery, claimedAt });
+    this.deps.metrics.deliveriesTaken.inc({ how: 'handoff' }, claims.length);
+    // Stopped meanwhile: they go back with the rest of what waits (stop() releases it).
+    this.pump();
   }
 
   /**
@@ -218,11 +246,9 @@ export class DeliveryWorker {
       const left = (this.perBucket.get(bucket) ?? 1) - 1;
       if (left > 0) this.perBucket.set(bucket, left);
       else this.perBucket.delete(bucket);
-      // The slot goes to a waiting delivery now; the loop claims more behind it when the last
-      // claim was cut short by the limit (more may be due). Otherwise commits and recorded
-      // outcomes, which make deliveries due, wake the loop.
-      this.pump();
-      if (this.claimCapped) this.nudge();
+      // The slot goes to a waiting delivery now; the loop claims more behind it when more may
+      // be due than this node holds (see `behind`). Otherwise commits wake the loop.
+      if (this.behind) this.nudge();
     };
     // The HTTP slot is free once the answer is in; the lease keeps the row ours until the
     // outcome is written, and stop() waits for that write too.
@@ -236,9 +262,8 @@ export class DeliveryWorker {
         this.deps.logger.error({ err, deliveryId: delivery.id }, 'recording a delivery attempt failed');
       })
       .finally(() => {
+        // The next delivery of this chain, now ready, came with the commit (handoff.ts).
         this.recording.delete(recorded);
-        // The next delivery of this chain may now be due.
-        this.nudge();
       });
     this.inFlight.set(delivery.id, sent);
     this.recording.add(recorded);
