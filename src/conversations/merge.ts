@@ -28,7 +28,7 @@ export async function mergeAnonymousInto(em: EntityManager, merge: LoginMerge): 
   // under that lock. Taking the same locks, in the same order, before reading or moving
   // anything means that a message written meanwhile has committed before the move reads
   // (and moves with the rest), or is written after the merge commits and follows the
-  // tombstone (insertMessages). A registered user made below is seen by no one else before
+  // tombstone (lockForMessages in messages.ts). A registered user made below is seen by no one else before
   // the commit, so locking it later breaks no order.
   const existing = merge.registered;
   const ids = existing ? [anonymous.id, existing.id] : [anonymous.id];

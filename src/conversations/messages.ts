@@ -11,10 +11,11 @@ import {
   type MessageContent,
   type User,
 } from '../db/entities/index.ts';
-import { enqueueAll } from '../deliveries/outbox.ts';
+import { DELIVERIES_OUT, deliveriesCte, type DeliveriesCte, type WrittenRow } from '../deliveries/outbox.ts';
+import { fromJson } from '../db/json.ts';
 import { messagePayload } from '../presenters/webhook-payloads.ts';
 import { notify } from './notices.ts';
-import { lockUsers, type LockedUser } from './users.ts';
+import { lockUsersForMessages, type LockedUser } from './users.ts';
 
 /** What clients page through: everything but user system messages, which are signals for Services. */
 const CLIENT_VISIBLE = { $ne: MessageType.userSystem } as const;
@@ -65,30 +66,36 @@ export async function moveConversation(em: EntityManager, fromUserId: number, to
 }
 
 /**
- * Locks the messages' users and writes the messages (insertLocked), inside the caller's
- * transaction. A message for a user merged meanwhile (its sender read the conversation just
- * before a login merged it) goes to the conversation it was merged into, like the rest of its
- * history.
+ * Locks the messages' users (with their owners' delivery chains) and takes the messages' ids,
+ * inside the caller's transaction: `target[i]` is the live user row i's message goes to. A
+ * message for a user merged meanwhile (its sender read the conversation just before a login
+ * merged it) goes to the conversation it was merged into, like the rest of its history.
  */
-export async function insertMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<WrittenMessage[]> {
-  // Each message goes to its user's owner, on the user's chain: locked with the users.
-  const users = await lockUsers(
+async function lockForMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<{ target: LockedUser[]; ids: number[] }> {
+  const first = await lockUsersForMessages(
     em,
     rows.map((r) => r.userId),
-    { ownerChains: true },
+    rows.length,
   );
+  const { users } = first;
+  let { messageIds } = first;
   const missing = [...users.values()].flatMap((u) =>
     u.mergedIntoUserId !== null && !users.has(u.mergedIntoUserId) ? [u.mergedIntoUserId] : [],
   );
-  // Registered users are never merged, so one step reaches the live conversation.
-  if (missing.length > 0) for (const [id, user] of await lockUsers(em, missing, { ownerChains: true })) users.set(id, user);
+  // Registered users are never merged, so one step reaches the live conversation. The ids are
+  // taken again under the new locks too (the first ones stay unused: ids have gaps anyway).
+  if (missing.length > 0) {
+    const more = await lockUsersForMessages(em, missing, rows.length);
+    for (const [id, user] of more.users) users.set(id, user);
+    messageIds = more.messageIds;
+  }
   const target = rows.map((row) => {
     const user = users.get(row.userId);
     const live = user?.mergedIntoUserId != null ? users.get(user.mergedIntoUserId) : user;
     if (!live) throw new Error(`user ${row.userId} not found`);
     return live;
   });
-  return insertLocked(em, rows, target);
+  return { target, ids: messageIds };
 }
 
 /**
@@ -101,16 +108,18 @@ export async function insertLocked(
   em: EntityManager,
   rows: readonly MessageRow[],
   target: readonly LockedUser[],
+  taken: { ids: readonly number[]; createdAt: Date; deliveries: DeliveriesCte | null } | null = null,
 ): Promise<WrittenMessage[]> {
-  const createdAt = new Date();
+  const createdAt = taken?.createdAt ?? new Date();
+  const deliveries = taken?.deliveries ?? null;
   // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
-  // row order, each message's previous client-visible one (an earlier row of the batch, or
-  // the conversation's last before it), and the insert, which the rest of the statement does
-  // not see.
-  const numbered = await em.getConnection().execute<Array<{ id: string; prev_id: string | null }>>(
+  // row order (unless the lock statement took them), each message's previous client-visible
+  // one (an earlier row of the batch, or the conversation's last before it), the insert, which
+  // the rest of the statement does not see, and the messages' deliveries when given.
+  const [result] = await em.getConnection().execute<Array<{ messages: Array<[number, number | null]>; deliveries?: WrittenRow[] }>>(
     `with r as (
-       select r.*, nextval(pg_get_serial_sequence('messages', 'id')) as id
-       from jsonb_to_recordset(?::jsonb) as r(n int, user_id int, device_id int, type_id smallint,
+       select r.*, coalesce(r.taken_id, nextval(pg_get_serial_sequence('messages', 'id'))) as id
+       from jsonb_to_recordset(?::jsonb) as r(n int, taken_id bigint, user_id int, device_id int, type_id smallint,
                                                message text, media jsonb, agent jsonb, content jsonb, request_url text,
                                                client_message_id text)
      ),
@@ -124,12 +133,14 @@ export async function insertLocked(
      inserted as (
        insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
        select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, ? from p
-     )
-     select id, prev_id from p order by n`,
+     )${deliveries ? `, ${deliveries.sql}` : ''}
+     select (select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
+            ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}`,
     [
       JSON.stringify(
         rows.map((row, n) => ({
           n,
+          taken_id: taken?.ids[n] ?? null,
           user_id: target[n]?.id,
           device_id: row.deviceId,
           type_id: row.typeId,
@@ -142,10 +153,13 @@ export async function insertLocked(
         })),
       ),
       createdAt,
+      ...(deliveries?.params ?? []),
     ],
     'all',
     em.getTransactionContext(),
   );
+  deliveries?.written(fromJson<WrittenRow[]>(result?.deliveries) ?? []);
+  const numbered = fromJson<Array<[number, number | null]>>(result?.messages) ?? [];
   const written = rows.map((row, i): WrittenMessage => {
     const user = target[i] as LockedUser;
     const ids = numbered[i];
@@ -153,12 +167,12 @@ export async function insertLocked(
     const message: Message = {
       ...row,
       clientMessageId: row.clientMessageId ?? null,
-      id: Number(ids.id),
+      id: Number(ids[0]),
       userId: user.id,
       status: MessageStatusValue.available,
       createdAt,
     };
-    return { message, prevId: ids.prev_id === null ? null : Number(ids.prev_id), user };
+    return { message, prevId: ids[1] === null ? null : Number(ids[1]), user };
   });
   return written;
 }
@@ -169,32 +183,48 @@ export interface UserMessage {
   input: UserMessageInput;
 }
 
-/** Messages from the users' side (text, image, or a user system message), each delivered to its owner. */
+/**
+ * Messages from the users' side (text, image, or a user system message), each delivered to its
+ * owner: the users locked and the ids taken in one statement, then the messages and their
+ * deliveries written in one more.
+ */
 export async function recordUserMessages(em: EntityManager, messages: readonly UserMessage[]): Promise<NewMessage[]> {
   if (messages.length === 0) return [];
-  const written = await insertMessages(
+  const rows: MessageRow[] = messages.map(({ user, input }) => ({
+    userId: user.id,
+    deviceId: input.deviceId,
+    typeId: input.typeId,
+    message: input.text,
+    media: input.media,
+    agent: null,
+    content: null,
+    requestUrl: input.requestUrl,
+    clientMessageId: input.clientMessageId ?? null,
+  }));
+  const { target, ids } = await lockForMessages(em, rows);
+  const createdAt = new Date();
+  // The payloads as the messages will be written: with their ids, and their live users as locked.
+  const deliveries = await deliveriesCte(
     em,
-    messages.map(({ user, input }) => ({
-      userId: user.id,
-      deviceId: input.deviceId,
-      typeId: input.typeId,
-      message: input.text,
-      media: input.media,
-      agent: null,
-      content: null,
-      requestUrl: input.requestUrl,
-      clientMessageId: input.clientMessageId ?? null,
-    })),
+    rows.map((row, i) => {
+      const user = target[i] as LockedUser;
+      const message: Message = {
+        ...row,
+        clientMessageId: row.clientMessageId ?? null,
+        id: ids[i] as number,
+        userId: user.id,
+        status: MessageStatusValue.available,
+        createdAt,
+      };
+      return {
+        kind: 'message' as const,
+        payload: messagePayload(message, messages[i]?.account as Account, user),
+        recipients: [user.ownerServiceId],
+        orderingKey: user.id,
+      };
+    }),
   );
-  await enqueueAll(
-    em,
-    written.map(({ message, user }, i) => ({
-      kind: 'message' as const,
-      payload: messagePayload(message, messages[i]?.account as Account, user),
-      recipients: [user.ownerServiceId],
-      orderingKey: user.id,
-    })),
-  );
+  const written = await insertLocked(em, rows, target, { ids, createdAt, deliveries });
   return written.map(({ message, prevId }) => ({ message, prevId }));
 }
 

@@ -90,23 +90,55 @@ export async function lockUsers(
   ids: readonly number[],
   { ownerChains = false }: { ownerChains?: boolean } = {},
 ): Promise<Map<number, LockedUser>> {
+  return (await lock(em, ids, ownerChains, 0)).users;
+}
+
+/**
+ * lockUsers with the owners' chain locks, and `count` message ids taken from the sequence in
+ * the same statement once every row lock is held: a conversation's ids still grow in the
+ * order its messages commit, and the messages' deliveries (whose payloads carry the ids) can
+ * be written in the statement that writes the messages.
+ */
+export async function lockUsersForMessages(
+  em: EntityManager,
+  ids: readonly number[],
+  count: number,
+): Promise<{ users: Map<number, LockedUser>; messageIds: number[] }> {
+  return lock(em, ids, true, count);
+}
+
+async function lock(
+  em: EntityManager,
+  ids: readonly number[],
+  ownerChains: boolean,
+  messageIds: number,
+): Promise<{ users: Map<number, LockedUser>; messageIds: number[] }> {
   const columns = 'id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id';
   // Sorting needs every row, so every row lock is taken before the first chain lock, and
-  // PostgreSQL evaluates a volatile function of the select list after the sort.
+  // PostgreSQL evaluates a volatile function of the select list after the sort. The ids are
+  // drawn once the count over every locked row is known, that is once every row lock is held.
+  const reserved =
+    messageIds > 0
+      ? `, (select array_agg(i.id order by i.id) from (
+             select nextval(pg_get_serial_sequence('messages', 'id')) as id
+             from generate_series(1, ?::int) where (select count(*) from locked) >= 0) i) as message_ids`
+      : '';
   const sql = ownerChains
     ? `with locked as materialized (select ${columns} from users where id = any(?::int[]) order by id for update)
-       select ${columns}, ${chainLockSql('owner_service_id', 'id')} from locked order by owner_service_id, id`
+       select ${columns}, ${chainLockSql('owner_service_id', 'id')}${reserved} from locked order by owner_service_id, id`
     : `select ${columns} from users where id = any(?::int[]) order by id for update`;
+  const params: unknown[] = [pgIntArray([...new Set(ids)].sort((a, b) => a - b))];
+  if (reserved) params.push(messageIds);
   const rows = await em
     .getConnection()
-    .execute<UserRow[]>(sql, [pgIntArray([...new Set(ids)].sort((a, b) => a - b))], 'all', em.getTransactionContext());
+    .execute<Array<UserRow & { message_ids?: Array<string | number> }>>(sql, params, 'all', em.getTransactionContext());
   if (ownerChains)
     chainsLocked(
       em,
       rows.map((r) => [r.owner_service_id, r.id]),
     );
-  return new Map(
-    rows.map((r) => [
+  const users = new Map(
+    rows.map((r): [number, LockedUser] => [
       r.id,
       {
         id: r.id,
@@ -118,6 +150,7 @@ export async function lockUsers(
       },
     ]),
   );
+  return { users, messageIds: (rows[0]?.message_ids ?? []).map(Number) };
 }
 
 /**

@@ -6,7 +6,7 @@
 // claims it. A lease taken here is the same lease a claim takes: if the node dies before the
 // attempt, the lease runs out and any node claims the delivery.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ClaimedWebhook } from './store.ts';
+import type { ClaimedWebhook } from './claims.ts';
 
 export interface HandoffTarget {
   /** The worker's node name, written as `claimed_by`. */

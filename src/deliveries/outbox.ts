@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
 import { handOff, handoffTarget, markDue } from './handoff.ts';
-import type { ClaimedWebhook } from './store.ts';
+import type { ClaimedWebhook } from './claims.ts';
 
 export interface DeliveryRequest {
   kind: DeliveryKind;
@@ -71,10 +71,45 @@ interface Row {
 }
 
 /**
- * Several payloads at once, in order (a group commit of messages writes all of its deliveries
- * here): two statements whatever their number. Returns each request's delivery ids.
+ * Several payloads at once, in order (a group commit of agent messages writes all of its
+ * deliveries here): one statement whatever their number, and one more for chain locks the
+ * transaction does not hold yet. Returns each request's delivery ids.
  */
 export async function enqueueAll(em: EntityManager, requests: readonly DeliveryRequest[]): Promise<string[][]> {
+  const deliveries = await deliveriesCte(em, requests);
+  if (!deliveries) return requests.map(() => []);
+  const rows = await em
+    .getConnection()
+    .execute<WrittenRow[]>(
+      `with ${deliveries.sql} select * from ${DELIVERIES_OUT} order by n`,
+      deliveries.params,
+      'all',
+      em.getTransactionContext(),
+    );
+  return deliveries.written(rows);
+}
+
+/** The CTE of deliveriesCte that returns what was written, one row per delivery, with `n` its position. */
+export const DELIVERIES_OUT = 'deliveries_out';
+
+/** A row of DELIVERIES_OUT. */
+export type WrittenRow = Omit<ClaimedWebhook, 'deviceId' | 'attempts'> & { n: number; ready: boolean; leased: boolean };
+
+export interface DeliveriesCte {
+  /** CTEs (`deliveries_in`, `deliveries_leased`, `deliveries_inserted`, DELIVERIES_OUT) for a `with` list. */
+  sql: string;
+  params: unknown[];
+  /** Given DELIVERIES_OUT's rows: hands the leased ones to the worker at commit, and returns each request's delivery ids. */
+  written(rows: readonly WrittenRow[]): string[][];
+}
+
+/**
+ * The deliveries of `requests` as CTEs, for a statement that also writes what causes them (a
+ * group commit of client messages writes its messages and their deliveries in one statement),
+ * or for enqueueAll. Takes the chain locks the transaction does not hold yet first; null when
+ * there is nothing to write.
+ */
+export async function deliveriesCte(em: EntityManager, requests: readonly DeliveryRequest[]): Promise<DeliveriesCte | null> {
   refuseOutsideTransaction(em);
   const rows: Row[] = [];
   const chains = new Map<string, [number, number]>();
@@ -92,22 +127,20 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
         return row.id;
       });
   });
-  if (rows.length === 0) return planned;
-  const connection = em.getConnection();
-  const trx: unknown = em.getTransactionContext();
+  if (rows.length === 0) return null;
   const held = heldChains.get(em);
   const locks = [...chains].flatMap(([chain, pair]) => (held?.has(chain) ? [] : [pair]));
   if (locks.length > 0) {
     // The chain lock (also taken when a delivery of the chain completes) makes "is there an
     // earlier pending delivery?" and the promotion of the next one exclude each other. Taken
     // in one global order, so transactions that lock several chains cannot deadlock.
-    await connection.execute(
+    await em.getConnection().execute(
       `select ${chainLockSql('c.service_id', 'c.ordering_key')}
        from unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
        order by c.service_id, c.ordering_key`,
       [pgIntArray(locks.map(([serviceId]) => serviceId)), pgIntArray(locks.map(([, key]) => key))],
       'all',
-      trx,
+      em.getTransactionContext(),
     );
     chainsLocked(em, locks);
   }
@@ -115,8 +148,8 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
   // A row that is ready, to an enabled Service, is leased to this node's worker when it has room
   // (handoff.ts), and what the worker needs to send it comes back with it.
   const target = handoffTarget(em);
-  const inserted = await connection.execute<Array<Omit<ClaimedWebhook, 'deviceId' | 'attempts'> & { ready: boolean; leased: boolean }>>(
-    `with r as (
+  return {
+    sql: `deliveries_in as (
        select r.id, r.service_id, r.ordering_key, r.kind, r.payload, r.n,
               r.ordering_key is null or (r.first and not exists (
                 select 1 from deliveries e
@@ -127,29 +160,31 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
             as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
        join services s on s.id = r.service_id and s.webhook_url is not null
      ),
-     l as (select r.*, ?::boolean and r.ready and r.enabled as leased from r),
-     inserted as (
+     deliveries_leased as (select r.*, ?::boolean and r.ready and r.enabled as leased from deliveries_in r),
+     deliveries_inserted as (
        insert into deliveries (id, service_id, ordering_key, kind, payload, ready, claimed_until, claimed_by, attempts)
        select id, service_id, ordering_key, kind, payload, ready,
               case when leased then now() + (?::int * interval '1 millisecond') end, case when leased then ?::text end,
               case when leased then 1 else 0 end
-       from l order by n
-     )
-     select id, service_id as "serviceId", service_id as bucket, kind, payload, webhook_url as "webhookUrl",
-            signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret", ready, leased
-     from l order by n`,
-    [JSON.stringify(rows), target !== null, target?.leaseMs ?? 0, target?.node ?? null],
-    'all',
-    trx,
-  );
-  if (inserted.length === 0) return planned.map(() => []);
-  handOff(
-    em,
-    inserted.flatMap(({ ready, leased, ...row }) => (leased ? [{ ...row, deviceId: null, attempts: 1 }] : [])),
-  );
-  if (inserted.some((row) => row.ready && !row.leased)) markDue(em);
-  const kept = new Set(inserted.map((r) => r.id));
-  return planned.map((ids) => ids.filter((id) => kept.has(id)));
+       from deliveries_leased order by n
+     ),
+     ${DELIVERIES_OUT} as (
+       select id, service_id as "serviceId", service_id as bucket, kind, payload, webhook_url as "webhookUrl",
+              signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret", ready, leased, n
+       from deliveries_leased
+     )`,
+    params: [JSON.stringify(rows), target !== null, target?.leaseMs ?? 0, target?.node ?? null],
+    written: (inserted) => {
+      if (inserted.length === 0) return planned.map(() => []);
+      handOff(
+        em,
+        inserted.flatMap(({ ready, leased, n, ...row }) => (leased ? [{ ...row, deviceId: null, attempts: 1 }] : [])),
+      );
+      if (inserted.some((row) => row.ready && !row.leased)) markDue(em);
+      const kept = new Set(inserted.map((r) => r.id));
+      return planned.map((ids) => ids.filter((id) => kept.has(id)));
+    },
+  };
 }
 
 /**

@@ -2,46 +2,10 @@
 // deliveries under a lease, recording outcomes, and the operator's log and redelivery.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind, DeliveryState } from '../db/entities/index.ts';
+import { fromJson } from '../db/json.ts';
 import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
-import type { AnyPushSettings } from '../push/settings.ts';
+import type { ClaimedDelivery, ClaimedWebhook } from './claims.ts';
 import { handOff, handoffTarget, markDue } from './handoff.ts';
-
-interface ClaimedBase {
-  id: string;
-  kind: DeliveryKind;
-  payload: string;
-  /** Including the attempt about to be made. */
-  attempts: number;
-  /**
-   * Whose concurrency limit the attempt counts against: the Service id, or for a push the
-   * negated account id (an account's pushes share its FCM project or push webhook).
-   */
-  bucket: number;
-}
-
-export interface ClaimedWebhook extends ClaimedBase {
-  serviceId: number;
-  deviceId: null;
-  webhookUrl: string;
-  signingSecret: string;
-  /** The rotated-out secret while its grace period lasts: requests carry both signatures. */
-  previousSigningSecret: string | null;
-}
-
-/** A push, with the device and its account's settings as they are now (not as enqueued). */
-export interface ClaimedPush extends ClaimedBase {
-  serviceId: null;
-  deviceId: number;
-  userId: number;
-  deviceType: number;
-  /** Null, or pushes switched off, or no settings for the type: the push cannot be sent. */
-  pushToken: string | null;
-  pushType: number | null;
-  pushEnabled: boolean;
-  pushSettings: AnyPushSettings | null;
-}
-
-export type ClaimedDelivery = ClaimedWebhook | ClaimedPush;
 
 export interface ClaimLimits {
   /** At most this many rows in all. */
@@ -319,11 +283,6 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
     );
   }
   return fromJson<number[]>(row?.serviceIds) ?? [];
-}
-
-/** A json column: parsed by the PostgreSQL driver, text from some others. */
-function fromJson<T>(value: unknown): T | undefined {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T | undefined;
 }
 
 /**

@@ -22,15 +22,8 @@ import { PushSender } from '../push/sender.ts';
 import type { PushOutcome } from '../push/outcome.ts';
 import { pushKindOf } from '../push/settings.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import {
-  claimDue,
-  releaseClaims,
-  writeOutcomes,
-  type AttemptRecord,
-  type ClaimedDelivery,
-  type ClaimedPush,
-  type OutcomeRecord,
-} from './store.ts';
+import type { ClaimedDelivery, ClaimedPush } from './claims.ts';
+import { claimDue, releaseClaims, writeOutcomes, type AttemptRecord, type OutcomeRecord } from './store.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;

@@ -3,7 +3,7 @@
 // claimed, so a token the app replaced meanwhile is the one used.
 import got, { RequestError } from 'got';
 import type { WebhookSender } from '../deliveries/sender.ts';
-import type { ClaimedPush } from '../deliveries/store.ts';
+import type { ClaimedPush } from '../deliveries/claims.ts';
 import { FcmClient, type FcmOptions } from './fcm.ts';
 import { OAuthTokens } from './oauth-token.ts';
 import type { PushOutcome } from './outcome.ts';

@@ -1,0 +1,41 @@
+// A delivery this node holds under a lease, with what sending it needs: claimed (store.ts) or
+// handed over by the commit that wrote it (handoff.ts).
+import type { DeliveryKind } from '../db/entities/index.ts';
+import type { AnyPushSettings } from '../push/settings.ts';
+
+export interface ClaimedBase {
+  id: string;
+  kind: DeliveryKind;
+  payload: string;
+  /** Including the attempt about to be made. */
+  attempts: number;
+  /**
+   * Whose concurrency limit the attempt counts against: the Service id, or for a push the
+   * negated account id (an account's pushes share its FCM project or push webhook).
+   */
+  bucket: number;
+}
+
+export interface ClaimedWebhook extends ClaimedBase {
+  serviceId: number;
+  deviceId: null;
+  webhookUrl: string;
+  signingSecret: string;
+  /** The rotated-out secret while its grace period lasts: requests carry both signatures. */
+  previousSigningSecret: string | null;
+}
+
+/** A push, with the device and its account's settings as they are now (not as enqueued). */
+export interface ClaimedPush extends ClaimedBase {
+  serviceId: null;
+  deviceId: number;
+  userId: number;
+  deviceType: number;
+  /** Null, or pushes switched off, or no settings for the type: the push cannot be sent. */
+  pushToken: string | null;
+  pushType: number | null;
+  pushEnabled: boolean;
+  pushSettings: AnyPushSettings | null;
+}
+
+export type ClaimedDelivery = ClaimedWebhook | ClaimedPush;
