@@ -1,5 +1,6 @@
 // Messages of a conversation: writing them (with their delivery to the owner Service, in the
 // same transaction) and reading them the way clients page through them.
+import { prepared } from '../db/prepared.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   MessageSchema,
@@ -116,7 +117,8 @@ export async function insertLocked(
   // row order (unless the lock statement took them), each message's previous client-visible
   // one (an earlier row of the batch, or the conversation's last before it), the insert, which
   // the rest of the statement does not see, and the messages' deliveries when given.
-  const [result] = await em.getConnection().execute<Array<{ messages: Array<[number, number | null]>; deliveries?: WrittenRow[] }>>(
+  const [result] = await prepared<{ messages: Array<[number, number | null]>; deliveries?: WrittenRow[] }>(
+    em,
     `with r as (
        select r.*, coalesce(r.taken_id, nextval(pg_get_serial_sequence('messages', 'id'))) as id
        from jsonb_to_recordset(?::jsonb) as r(n int, taken_id bigint, user_id int, device_id int, type_id smallint,
@@ -132,7 +134,7 @@ export async function insertLocked(
      ),
      inserted as (
        insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
-       select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, ? from p
+       select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, ?::timestamptz from p
      )${deliveries ? `, ${deliveries.sql}` : ''}
      select (select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
             ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}`,
@@ -155,8 +157,6 @@ export async function insertLocked(
       createdAt,
       ...(deliveries?.params ?? []),
     ],
-    'all',
-    em.getTransactionContext(),
   );
   deliveries?.written(fromJson<WrittenRow[]>(result?.deliveries) ?? []);
   const numbered = fromJson<Array<[number, number | null]>>(result?.messages) ?? [];

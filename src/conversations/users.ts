@@ -1,6 +1,7 @@
 // Chat users: anonymous ones (one device, no identifier) and registered ones (known by the
 // uniqueIdentifier a customer's backend put in the authorization header), and the row lock
 // every statement on a conversation runs under.
+import { prepared } from '../db/prepared.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type AgentSnapshot, type User } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
@@ -129,9 +130,7 @@ async function lock(
     : `select ${columns} from users where id = any(?::int[]) order by id for update`;
   const params: unknown[] = [pgIntArray([...new Set(ids)].sort((a, b) => a - b))];
   if (reserved) params.push(messageIds);
-  const rows = await em
-    .getConnection()
-    .execute<Array<UserRow & { message_ids?: Array<string | number> }>>(sql, params, 'all', em.getTransactionContext());
+  const rows = await prepared<UserRow & { message_ids?: Array<string | number> }>(em, sql, params);
   if (ownerChains)
     chainsLocked(
       em,
@@ -161,14 +160,13 @@ export async function setCurrentAgents(
   tx: EntityManager,
   agents: ReadonlyMap<number, AgentSnapshot>,
 ): Promise<Array<{ id: number; before: AgentSnapshot | null }>> {
-  return tx.getConnection().execute<Array<{ id: number; before: AgentSnapshot | null }>>(
+  return prepared<{ id: number; before: AgentSnapshot | null }>(
+    tx,
     `update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
      from (select o.id, o.current_agent as before, v.agent
            from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
      where u.id = v.id
      returning u.id, v.before`,
     [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
-    'all',
-    tx.getTransactionContext(),
   );
 }

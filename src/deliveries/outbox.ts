@@ -1,5 +1,6 @@
 // The one place that writes deliveries. Whoever causes a payload hands it here inside the
 // transaction of the change, so the outbox rows commit with the change or not at all.
+import { prepared } from '../db/prepared.ts';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
@@ -78,14 +79,7 @@ interface Row {
 export async function enqueueAll(em: EntityManager, requests: readonly DeliveryRequest[]): Promise<string[][]> {
   const deliveries = await deliveriesCte(em, requests);
   if (!deliveries) return requests.map(() => []);
-  const rows = await em
-    .getConnection()
-    .execute<WrittenRow[]>(
-      `with ${deliveries.sql} select * from ${DELIVERIES_OUT} order by n`,
-      deliveries.params,
-      'all',
-      em.getTransactionContext(),
-    );
+  const rows = await prepared<WrittenRow>(em, `with ${deliveries.sql} select * from ${DELIVERIES_OUT} order by n`, deliveries.params);
   return deliveries.written(rows);
 }
 
@@ -134,13 +128,12 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
     // The chain lock (also taken when a delivery of the chain completes) makes "is there an
     // earlier pending delivery?" and the promotion of the next one exclude each other. Taken
     // in one global order, so transactions that lock several chains cannot deadlock.
-    await em.getConnection().execute(
+    await prepared(
+      em,
       `select ${chainLockSql('c.service_id', 'c.ordering_key')}
        from unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
        order by c.service_id, c.ordering_key`,
       [pgIntArray(locks.map(([serviceId]) => serviceId)), pgIntArray(locks.map(([, key]) => key))],
-      'all',
-      em.getTransactionContext(),
     );
     chainsLocked(em, locks);
   }

@@ -3,6 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind, DeliveryState } from '../db/entities/index.ts';
 import { fromJson } from '../db/json.ts';
+import { prepared } from '../db/prepared.ts';
 import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
 import type { ClaimedDelivery, ClaimedWebhook } from './claims.ts';
 import { handOff, handoffTarget, markDue } from './handoff.ts';
@@ -28,7 +29,8 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
   const busyIds = [...limits.freeByBucket.keys()];
   const free = busyIds.map((id) => limits.freeByBucket.get(id) ?? 0);
   // One statement, atomic on its own: no BEGIN/COMMIT round trips around it.
-  return em.getConnection().execute<ClaimedDelivery[]>(
+  return prepared<ClaimedDelivery>(
+    em,
     `with candidates as (
          select d.id, coalesce(d.service_id, -v.account_id) as bucket, d.next_attempt_at, d.seq
          from deliveries d
@@ -38,7 +40,7 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
            and (d.claimed_until is null or d.claimed_until < now())
            and (v.id is not null or (s.disabled_at is null and s.webhook_url is not null))
          order by d.next_attempt_at, d.seq
-         limit ?
+         limit ?::int
        ),
        capped as (
          select c.id from (
@@ -46,7 +48,7 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
            from candidates c
          ) c
          left join unnest(?::int[], ?::int[]) as busy(bucket, free) on busy.bucket = c.bucket
-         where c.rank <= coalesce(busy.free, ?)
+         where c.rank <= coalesce(busy.free, ?::int)
        ),
        locked as (
          -- Re-checked on the row itself: a lease taken by another node since our snapshot excludes it.
@@ -56,7 +58,7 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
          for update skip locked
        )
        update deliveries d
-          set claimed_until = now() + (? * interval '1 millisecond'), claimed_by = ?,
+          set claimed_until = now() + (?::int * interval '1 millisecond'), claimed_by = ?::text,
               attempts = d.attempts + 1, updated_at = now()
          from locked l
          left join services s on s.id = l.service_id
@@ -75,11 +77,11 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
 
 /** Gives back claims this node will not attempt (stopping, or held too long): due again at once, the attempt not counted. */
 export async function releaseClaims(em: EntityManager, node: string, ids: string[]): Promise<void> {
-  await em.getConnection().execute(
+  await prepared(
+    em,
     `update deliveries set claimed_until = null, claimed_by = null, attempts = attempts - 1, updated_at = now()
      where id = any(?::uuid[]) and claimed_by = ? and state = 'pending'`,
     [pgUuidArray(ids), node],
-    'run',
   );
 }
 
@@ -148,7 +150,7 @@ function attemptsLog(node: string, records: readonly OutcomeRecord[]): AttemptsL
     sql: `logged as (
        insert into delivery_attempts (delivery_id, service_id, attempt, started_at, duration_ms, status, error, outcome, next_attempt_at, node)
        select d.id, d.service_id, 1 + (select count(*) from delivery_attempts p where p.delivery_id = d.id), a.started_at,
-              a.duration_ms, a.status, a.error, a.outcome, a.next_attempt_at, ?
+              a.duration_ms, a.status, a.error, a.outcome, a.next_attempt_at, ?::text
          from unnest(?::uuid[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::text[], ?::timestamptz[])
               as a(id, started_at, duration_ms, status, error, outcome, next_attempt_at)
          join deliveries d on d.id = a.id
@@ -205,21 +207,19 @@ export async function listAttempts(em: EntityManager, deliveryId: string): Promi
  * (their ordering key is the device).
  */
 async function end(tx: EntityManager, node: string, records: readonly Ended[], log: AttemptsLog): Promise<number[]> {
-  const connection = tx.getConnection();
   // Each new head to a Service is leased to this node's worker when it has room (handoff.ts).
   const lease = handoffTarget(tx);
-  const trx: unknown = tx.getTransactionContext();
   const ids = records.map((r) => r.id);
-  await connection.execute(
+  await prepared(
+    tx,
     `select pg_advisory_xact_lock(service_id, ordering_key)
        from (select distinct coalesce(service_id, 0) as service_id, ordering_key from deliveries
               where id = any(?::uuid[]) and ordering_key is not null
               order by service_id, ordering_key) chains`,
     [pgUuidArray(ids)],
-    'all',
-    trx,
   );
-  const [row] = await connection.execute<Array<{ serviceIds: unknown; claims: unknown; due: boolean }>>(
+  const [row] = await prepared<{ serviceIds: unknown; claims: unknown; due: boolean }>(
+    tx,
     `with ${log.sql},
      ended as (
        update deliveries d
@@ -265,21 +265,18 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
       lease?.node ?? null,
       lease !== null,
     ],
-    'all',
-    trx,
   );
   handOff(tx, fromJson<ClaimedWebhook[]>(row?.claims) ?? []);
   if (row?.due) markDue(tx);
   // Only the token that was refused: the app may have registered a new one since.
   const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
   if (unregistered.length > 0) {
-    await connection.execute(
+    await prepared(
+      tx,
       `update devices v set push_token = null, updated_at = now()
          from unnest(?::int[], ?::text[]) as r(device_id, token)
         where v.id = r.device_id and v.push_token = r.token`,
       [pgIntArray(unregistered.map((r) => r.deviceId)), pgTextArray(unregistered.map((r) => r.token))],
-      'run',
-      trx,
     );
   }
   return fromJson<number[]>(row?.serviceIds) ?? [];
@@ -294,8 +291,6 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
  * delivery of the batch ended); returns the Services of what it logged.
  */
 async function release(tx: EntityManager, node: string, records: readonly Released[], log: AttemptsLog | null): Promise<number[]> {
-  const connection = tx.getConnection();
-  const trx: unknown = tx.getTransactionContext();
   const update = `update deliveries d
         set next_attempt_at = coalesce(r.next_attempt_at, now()), claimed_until = null, claimed_by = null,
             last_status = r.status, last_error = r.error, updated_at = now()
@@ -310,23 +305,20 @@ async function release(tx: EntityManager, node: string, records: readonly Releas
   ];
   let logged: Array<{ serviceId: number }> = [];
   if (log) {
-    logged = await connection.execute<Array<{ serviceId: number }>>(
-      `with ${log.sql}, released as (${update} returning d.id) ${LOGGED_SERVICES}`,
-      [...log.params, ...params],
-      'all',
-      trx,
-    );
+    logged = await prepared<{ serviceId: number }>(tx, `with ${log.sql}, released as (${update} returning d.id) ${LOGGED_SERVICES}`, [
+      ...log.params,
+      ...params,
+    ]);
   } else {
-    await connection.execute(update, params, 'run', trx);
+    await prepared(tx, update, params);
   }
   const gone = [...new Set(records.flatMap((r) => (r.type === 'gone' ? [r.serviceId] : [])))].sort((a, b) => a - b);
   if (gone.length > 0) {
-    await connection.execute(
+    await prepared(
+      tx,
       `update services set disabled_at = now(), disabled_reason = 'webhook_gone', updated_at = now()
         where id = any(?::int[]) and disabled_at is null`,
       [pgIntArray(gone)],
-      'run',
-      trx,
     );
   }
   return servicesOf(logged);

@@ -1,5 +1,6 @@
 // Who is calling the Client API: the account (from the identification header), the device
 // id, and the registered identity when an authorization header is given.
+import { prepared } from '../../db/prepared.ts';
 import DataLoader from 'dataloader';
 import type { MetadataStorage } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -46,8 +47,8 @@ type CallerKey = { accountIdentification: string; deviceId: string };
 export class ClientCallers {
   private readonly loader: DataLoader<CallerKey, Snapshot | null>;
   private readonly metadata: MetadataStorage;
-  /** Raw statements only: no entity manager (and no unit of work) per read. */
-  private readonly connection: ReturnType<EntityManager['getConnection']>;
+  /** Raw statements only (prepared.ts): no entity manager of its own (and no unit of work) per read. */
+  private readonly root: EntityManager;
 
   constructor(
     em: () => EntityManager,
@@ -56,7 +57,7 @@ export class ClientCallers {
   ) {
     const root = em();
     this.metadata = root.getMetadata();
-    this.connection = root.getConnection();
+    this.root = root;
     this.loader = new DataLoader((keys) => this.read(keys), {
       cache: false,
       // Past the I/O callbacks of this turn, so requests that arrived together are read together.
@@ -80,7 +81,8 @@ export class ClientCallers {
   }
 
   private async read(keys: readonly CallerKey[]): Promise<Array<Snapshot | null>> {
-    const rows = await this.connection.execute<Array<Snapshot & { n: number }>>(
+    const rows = await prepared<Snapshot & { n: number }>(
+      this.root,
       `select k.n, row_to_json(a) as account, row_to_json(d) as device, row_to_json(u) as "user"
          from unnest(?::text[], ?::text[]) with ordinality as k(account_identification, device_id, n)
          join accounts a on a.identification = k.account_identification

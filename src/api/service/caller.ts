@@ -1,6 +1,7 @@
 // Who is calling the Service API: the Service owning the API key, and the users it may touch
 // (its own account's; another account's user is "not found", never "forbidden"). The Service
 // and account are snapshots (see db/snapshots.ts).
+import { prepared } from '../../db/prepared.ts';
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, type User } from '../../db/entities/index.ts';
@@ -23,10 +24,10 @@ const loaders = new WeakMap<EntityManager, DataLoader<string, KeyRow | null>>();
 function loaderOf(em: EntityManager): DataLoader<string, KeyRow | null> {
   let loader = loaders.get(em);
   if (!loader) {
-    const connection = em.getConnection();
     loader = new DataLoader(
       async (hashes) => {
-        const rows = await connection.execute<Array<KeyRow & { n: number }>>(
+        const rows = await prepared<KeyRow & { n: number }>(
+          em,
           `select k.n, row_to_json(s) as service, row_to_json(a) as account
            from unnest(?::text[]) with ordinality as k(key_hash, n)
            join service_api_keys x on x.key_hash = k.key_hash and x.revoked_at is null
