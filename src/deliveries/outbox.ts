@@ -189,19 +189,16 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
 export async function enqueuePushes(em: EntityManager, requests: readonly PushRequest[]): Promise<string[][]> {
   refuseOutsideTransaction(em);
   if (requests.length === 0) return [];
-  const connection = em.getConnection();
-  const trx: unknown = em.getTransactionContext();
   const userIds = [...new Set(requests.map((r) => r.userId))];
   // The chains' locks first, in device order (as the worker takes them when a push completes).
-  const devices = await connection.execute<Array<{ id: number; userId: number }>>(
+  const devices = await prepared<{ id: number; userId: number }>(
+    em,
     `select v.id, v.user_id as "userId", pg_advisory_xact_lock(0, v.id)
        from (select d.id, d.user_id from devices d
               join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
              where d.user_id = any(?::int[]) and d.push_enabled and d.push_token is not null
              order by d.id) v`,
     [pgIntArray(userIds)],
-    'all',
-    trx,
   );
   const rows = requests
     .flatMap((request, n) =>
@@ -212,7 +209,8 @@ export async function enqueuePushes(em: EntityManager, requests: readonly PushRe
     .map((row, i) => ({ ...row, i }));
   if (rows.length === 0) return requests.map(() => []);
   // Only the first of a device's chain can be ready, and only if nothing of it is pending.
-  await connection.execute(
+  await prepared(
+    em,
     `insert into deliveries (id, device_id, ordering_key, kind, payload, ready)
      select r.id, r.device_id, r.device_id, r.kind, r.payload,
             row_number() over (partition by r.device_id order by r.i) = 1 and not exists (
@@ -221,8 +219,6 @@ export async function enqueuePushes(em: EntityManager, requests: readonly PushRe
      from jsonb_to_recordset(?::jsonb) as r(id uuid, device_id int, kind text, payload text, i int)
      order by r.i`,
     [JSON.stringify(rows)],
-    'run',
-    trx,
   );
   // Pushes are claimed (the claim reads the device and its push settings as they are then).
   markDue(em);
