@@ -92,6 +92,21 @@ describe('delivery hand-off', function () {
     expect(counts.handoff).to.equal(2);
   });
 
+  it('sends what waits in the table before newer deliveries once the worker is full again: first written, first sent', async () => {
+    // Room for four in all, two per Service: one Service's deliveries fill its share first.
+    const serviceId = await start({ maxInFlight: 2, maxPerService: 1 });
+    receiver.always({ status: 200, delayMs: 120 });
+    const ids: string[] = [];
+    // Written faster than they are sent: from the third on, each waits in the table, and slots
+    // free up while later ones are being written.
+    for (let n = 0; n < 10; n++) {
+      ids.push(...(await enqueueCommitted(server, { recipients: [serviceId], orderingKey: n + 1, payload: { n } })));
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    for (const id of ids) await waitForState(server, id, 'delivered');
+    expect(receiver.requests.map((r) => (r.json as { n: number }).n)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
   it('gives back a handed-off delivery it did not send when it stops: due again, the attempt not counted', async () => {
     const serviceId = await start({ maxInFlight: 1, maxPerService: 1 });
     receiver.enqueue({ status: 200, delayMs: 500 });

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
-import { handOff, handoffTarget, markDue } from './handoff.ts';
+import { handOff, handoffTarget, leaseSql, markDue, roomParams } from './handoff.ts';
 import type { ClaimedWebhook } from './claims.ts';
 
 export interface DeliveryRequest {
@@ -141,6 +141,7 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
   // A row that is ready, to an enabled Service, is leased to this node's worker when it has room
   // (handoff.ts), and what the worker needs to send it comes back with it.
   const target = handoffTarget(em);
+  const lease = leaseSql('r.ready and r.enabled', 'r.service_id', 'r.n');
   return {
     sql: `deliveries_in as (
        select r.id, r.service_id, r.ordering_key, r.kind, r.payload, r.n,
@@ -153,7 +154,7 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
             as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
        join services s on s.id = r.service_id and s.webhook_url is not null
      ),
-     deliveries_leased as (select r.*, ?::boolean and r.ready and r.enabled as leased from deliveries_in r),
+     deliveries_leased as (select r.*, ${lease.leased} as leased from deliveries_in r ${lease.join}),
      deliveries_inserted as (
        insert into deliveries (id, service_id, ordering_key, kind, payload, ready, claimed_until, claimed_by, attempts)
        select id, service_id, ordering_key, kind, payload, ready,
@@ -166,7 +167,7 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
               signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret", ready, leased, n
        from deliveries_leased
      )`,
-    params: [JSON.stringify(rows), target !== null, target?.leaseMs ?? 0, target?.node ?? null],
+    params: [JSON.stringify(rows), ...roomParams(target), target?.leaseMs ?? 0, target?.node ?? null],
     written: (inserted) => {
       if (inserted.length === 0) return planned.map(() => []);
       handOff(

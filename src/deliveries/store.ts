@@ -6,7 +6,7 @@ import { fromJson } from '../db/json.ts';
 import { prepared } from '../db/prepared.ts';
 import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
 import type { ClaimedDelivery, ClaimedWebhook } from './claims.ts';
-import { handOff, handoffTarget, markDue } from './handoff.ts';
+import { handOff, handoffTarget, leaseSql, markDue, roomParams } from './handoff.ts';
 
 export interface ClaimLimits {
   /** At most this many rows in all. */
@@ -209,6 +209,7 @@ export async function listAttempts(em: EntityManager, deliveryId: string): Promi
 async function end(tx: EntityManager, node: string, records: readonly Ended[], log: AttemptsLog): Promise<number[]> {
   // Each new head to a Service is leased to this node's worker when it has room (handoff.ts).
   const lease = handoffTarget(tx);
+  const leased = leaseSql('h.eligible', 'h.service_id', 'h.seq');
   const ids = records.map((r) => r.id);
   await prepared(
     tx,
@@ -236,14 +237,16 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
               claimed_until = case when head.leased then now() + (?::int * interval '1 millisecond') end,
               claimed_by = case when head.leased then ?::text end,
               attempts = d.attempts + case when head.leased then 1 else 0 end
-         from (select distinct on (coalesce(e.service_id, 0), e.ordering_key) e.id,
-                      ?::boolean and s.id is not null and s.disabled_at is null and s.webhook_url is not null as leased
-                 from deliveries e
-                 join (select distinct service_id, ordering_key from ended where ordering_key is not null) c
-                   on coalesce(e.service_id, 0) = c.service_id and e.ordering_key = c.ordering_key
-                 left join services s on s.id = e.service_id
-                where e.state = 'pending' and e.id not in (select id from ended)
-                order by coalesce(e.service_id, 0), e.ordering_key, e.seq) head
+         from (select h.id, ${leased.leased} as leased
+                 from (select distinct on (coalesce(e.service_id, 0), e.ordering_key) e.id, e.seq, e.service_id,
+                              not e.ready and s.id is not null and s.disabled_at is null and s.webhook_url is not null as eligible
+                         from deliveries e
+                         join (select distinct service_id, ordering_key from ended where ordering_key is not null) c
+                           on coalesce(e.service_id, 0) = c.service_id and e.ordering_key = c.ordering_key
+                         left join services s on s.id = e.service_id
+                        where e.state = 'pending' and e.id not in (select id from ended)
+                        order by coalesce(e.service_id, 0), e.ordering_key, e.seq) h
+                 ${leased.join}) head
         where d.id = head.id and not d.ready
        returning d.id, d.service_id, d.kind, d.payload, d.attempts, head.leased
      )
@@ -263,7 +266,7 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
       node,
       lease?.leaseMs ?? 0,
       lease?.node ?? null,
-      lease !== null,
+      ...roomParams(lease),
     ],
   );
   handOff(tx, fromJson<ClaimedWebhook[]>(row?.claims) ?? []);

@@ -16,7 +16,7 @@ import { notify } from '../conversations/notices.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { acceptHandoffs, committed, refuseHandoffs } from './handoff.ts';
+import { acceptHandoffs, committed, refuseHandoffs, type Room } from './handoff.ts';
 import { nextDelayMs } from './schedule.ts';
 import { PushSender } from '../push/sender.ts';
 import type { PushOutcome } from '../push/outcome.ts';
@@ -48,8 +48,9 @@ export class DeliveryWorker {
   private readonly leaseMs: number;
   private stopped = false;
   /**
-   * More may be due than this node holds: the last claim got as many as it asked for, or a
-   * transaction wrote a ready delivery unleased because the worker had no room.
+   * More may be due than this node holds: the last claim was cut short (in all, or for a
+   * bucket), or a commit left due deliveries unheld. Hand-offs wait meanwhile, so that what
+   * waits in the table goes out before what comes after it.
    */
   private behind = false;
   private nudged = false;
@@ -90,22 +91,16 @@ export class DeliveryWorker {
   }
 
   start(): void {
-    const { maxInFlight } = this.deps.options;
-    // As many as claims would hold: at most one slot's worth waits per slot.
-    acceptHandoffs(this.deps.orm.em, {
-      node: this.node,
-      leaseMs: this.leaseMs,
-      hasRoom: () => {
-        const room = !this.stopped && this.inFlight.size + this.waiting.length < 2 * maxInFlight;
-        if (!room) this.behind = true;
-        return room;
-      },
-    });
+    acceptHandoffs(this.deps.orm.em, { node: this.node, leaseMs: this.leaseMs, room: () => this.room() });
     this.deps.orm.em.getEventManager().registerSubscriber({
       afterTransactionCommit: (args) => {
         const { claims, due } = committed(args.em);
         if (claims.length > 0) this.adopt(claims);
-        if (due) this.nudge();
+        // Due and unheld (a hand-off refused, a push): claims take over until they catch up.
+        if (due) {
+          this.behind = true;
+          this.nudge();
+        }
       },
     });
     this.running = this.loop();
@@ -161,15 +156,36 @@ export class DeliveryWorker {
     });
   }
 
-  private async claim(): Promise<number> {
+  /**
+   * What this node takes, in all and per bucket: at most one slot's worth waits per slot
+   * (claimed or handed over, unsent deliveries count).
+   */
+  private limits(): { total: number; freeByBucket: Map<number, number> } {
     const { maxInFlight, maxPerService } = this.deps.options;
-    // Claimed but unsent deliveries count: at most one slot's worth waits per slot.
     const held = new Map(this.perBucket);
     for (const { delivery } of this.waiting) held.set(delivery.bucket, (held.get(delivery.bucket) ?? 0) + 1);
-    const total = 2 * maxInFlight - this.inFlight.size - this.waiting.length;
-    if (total <= 0) return 0;
     const freeByBucket = new Map<number, number>();
     for (const [bucket, busy] of held) freeByBucket.set(bucket, 2 * maxPerService - busy);
+    return { total: 2 * maxInFlight - this.inFlight.size - this.waiting.length, freeByBucket };
+  }
+
+  /** Hand-offs (handoff.ts): within the claims' limits, and only while claims have caught up. */
+  private room(): Room | null {
+    if (this.stopped || this.behind) return null;
+    const { total, freeByBucket } = this.limits();
+    if (total <= 0) return null;
+    const services = [...freeByBucket.keys()].filter((bucket) => bucket > 0);
+    return {
+      services,
+      free: services.map((id) => Math.max(0, Math.min(total, freeByBucket.get(id) ?? 0))),
+      otherwise: Math.min(total, 2 * this.deps.options.maxPerService),
+    };
+  }
+
+  private async claim(): Promise<number> {
+    const { maxPerService } = this.deps.options;
+    const { total, freeByBucket } = this.limits();
+    if (total <= 0) return 0;
     const claimed = await claimDue(this.deps.orm.em.fork(), {
       total,
       perBucket: 2 * maxPerService,
@@ -177,7 +193,14 @@ export class DeliveryWorker {
       leaseMs: this.leaseMs,
       node: this.node,
     });
-    this.behind = claimed.length === total;
+    // Caught up unless the claim was cut short, in all or for a bucket, or could take nothing
+    // for a bucket already full (what waits for it is unknown): then more may be due.
+    const byBucket = new Map<number, number>();
+    for (const delivery of claimed) byBucket.set(delivery.bucket, (byBucket.get(delivery.bucket) ?? 0) + 1);
+    this.behind =
+      claimed.length === total ||
+      [...freeByBucket.values()].some((free) => free <= 0) ||
+      [...byBucket].some(([bucket, n]) => n >= (freeByBucket.get(bucket) ?? 2 * maxPerService));
     this.deps.metrics.deliveriesTaken.inc({ how: 'claim' }, claimed.length);
     const claimedAt = Date.now();
     for (const delivery of claimed) this.waiting.push({ delivery, claimedAt });
