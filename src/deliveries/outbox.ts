@@ -87,7 +87,7 @@ export async function enqueueAll(em: EntityManager, requests: readonly DeliveryR
 export const DELIVERIES_OUT = 'deliveries_out';
 
 /** A row of DELIVERIES_OUT. */
-export type WrittenRow = Omit<ClaimedWebhook, 'deviceId' | 'attempts'> & { n: number; ready: boolean; leased: boolean };
+export type WrittenRow = Omit<ClaimedWebhook, 'deviceId' | 'attempts' | 'payload'> & { n: number; ready: boolean; leased: boolean };
 
 export interface DeliveriesCte {
   /** CTEs (`deliveries_in`, `deliveries_leased`, `deliveries_inserted`, DELIVERIES_OUT) for a `with` list. */
@@ -163,7 +163,7 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
        from deliveries_leased order by n
      ),
      ${DELIVERIES_OUT} as (
-       select id, service_id as "serviceId", service_id as bucket, kind, payload, webhook_url as "webhookUrl",
+       select id, service_id as "serviceId", service_id as bucket, kind, webhook_url as "webhookUrl",
               signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret", ready, leased, n
        from deliveries_leased
      )`,
@@ -172,7 +172,10 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
       if (inserted.length === 0) return planned.map(() => []);
       handOff(
         em,
-        inserted.flatMap(({ ready, leased, n, ...row }) => (leased ? [{ ...row, deviceId: null, attempts: 1 }] : [])),
+        // The payload is not read back: it is the one serialised here.
+        inserted.flatMap(({ ready, leased, n, ...row }) =>
+          leased ? [{ ...row, payload: rows[n]?.payload ?? '', deviceId: null, attempts: 1 }] : [],
+        ),
       );
       if (inserted.some((row) => row.ready && !row.leased)) markDue(em);
       const kept = new Set(inserted.map((r) => r.id));
