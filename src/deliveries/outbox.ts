@@ -143,16 +143,21 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
   const target = handoffTarget(em);
   const lease = leaseSql('r.ready and r.enabled', 'r.service_id', 'r.n');
   return {
-    sql: `deliveries_in as (
+    // Whether a chain has a pending delivery is looked up row by row in the chain index (the
+    // lateral's limit keeps the planner from hashing every pending delivery, which a backlog
+    // makes many); materialized, so it is looked up once.
+    sql: `deliveries_in as materialized (
        select r.id, r.service_id, r.ordering_key, r.kind, r.payload, r.n,
-              r.ordering_key is null or (r.first and not exists (
-                select 1 from deliveries e
-                where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending')) as ready,
+              r.ordering_key is null or (r.first and earlier.pending is null) as ready,
               s.disabled_at is null as enabled, s.webhook_url, s.signing_secret,
               case when s.previous_secret_expires_at > now() then s.previous_signing_secret end as previous_signing_secret
        from jsonb_to_recordset(?::jsonb)
             as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
        join services s on s.id = r.service_id and s.webhook_url is not null
+       left join lateral (
+         select true as pending from deliveries e
+         where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'
+         limit 1) earlier on r.first
      ),
      deliveries_leased as (select r.*, ${lease.leased} as leased from deliveries_in r ${lease.join}),
      deliveries_inserted as (
