@@ -32,6 +32,9 @@ export async function prepared<T extends object>(em: EntityManager, sql: string,
     const result = (await query) as { rows: T[] };
     return result.rows;
   } catch (err) {
-    throw em.getPlatform().getExceptionConverter().convertException(err as Error);
+    throw em
+      .getPlatform()
+      .getExceptionConverter()
+      .convertException(err as Error);
   }
 }
