@@ -164,17 +164,15 @@ export async function insertLocked(
     const user = target[i] as LockedUser;
     const ids = numbered[i];
     if (!ids) throw new Error('message not inserted');
-    const message: Message = {
-      ...row,
-      clientMessageId: row.clientMessageId ?? null,
-      id: Number(ids[0]),
-      userId: user.id,
-      status: MessageStatusValue.available,
-      createdAt,
-    };
+    const message = messageOf(row, Number(ids[0]), user.id, createdAt);
     return { message, prevId: ids[1] === null ? null : Number(ids[1]), user };
   });
   return written;
+}
+
+/** A row as insertLocked writes it: available, in its live user's conversation. */
+function messageOf(row: MessageRow, id: number, userId: number, createdAt: Date): Message {
+  return { ...row, clientMessageId: row.clientMessageId ?? null, id, userId, status: MessageStatusValue.available, createdAt };
 }
 
 export interface UserMessage {
@@ -208,14 +206,7 @@ export async function recordUserMessages(em: EntityManager, messages: readonly U
     em,
     rows.map((row, i) => {
       const user = target[i] as LockedUser;
-      const message: Message = {
-        ...row,
-        clientMessageId: row.clientMessageId ?? null,
-        id: ids[i] as number,
-        userId: user.id,
-        status: MessageStatusValue.available,
-        createdAt,
-      };
+      const message = messageOf(row, ids[i] as number, user.id, createdAt);
       return {
         kind: 'message' as const,
         payload: messagePayload(message, messages[i]?.account as Account, user),
