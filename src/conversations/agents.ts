@@ -12,7 +12,7 @@ import {
   type MessageType,
   type User,
 } from '../db/entities/index.ts';
-import { enqueuePushes, type PushRequest } from '../deliveries/outbox.ts';
+import { enqueuePushes } from '../deliveries/outbox.ts';
 import { AppError, notFound } from '../errors.ts';
 import { pushEventPayload, pushMessagePayload } from '../presenters/push-payload.ts';
 import { messageNotice, notify } from './notices.ts';
@@ -105,27 +105,35 @@ async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessag
     accepted.map((a) => a.row),
     accepted.map((a) => a.user),
   );
-  // Under the same locks: each conversation's last agent becomes its current one, and a sent
-  // message ends its typing.
-  const last = new Map(accepted.map(({ input }) => [input.userId, input.agent]));
-  const before = await setCurrentAgents(tx, last);
-  // Whether each message changed the current agent decides its `agent` push.
-  const current = new Map(before.map((r) => [r.id, r.before]));
-  const pushes: PushRequest[] = [];
-  accepted.forEach(({ at, input }, i) => {
+  const sent = accepted.map((item, i) => {
     const message = written[i];
     if (!message) throw new Error('agent message not written');
-    const agentChanged = !sameAgent(current.get(input.userId) ?? null, input.agent);
-    current.set(input.userId, input.agent);
-    outcomes[at] = { ok: true, value: { message: message.message, prevId: message.prevId, agentChanged } };
-    pushes.push({ kind: 'push_message', userId: input.userId, payload: pushMessagePayload(message.message, input.accountId) });
-    notify(tx, messageNotice(message.message, message.prevId));
-    // Sockets hear of the current agent when it changes, not with every message of the same agent.
-    if (agentChanged) notify(tx, { kind: 'agent', userId: input.userId, agent: input.agent });
+    return { ...item, message: message.message, prevId: message.prevId };
   });
   // The apps' only live channel: every agent message (system ones too, which an open chat shows)
   // is pushed to the user's devices, in this transaction.
-  await enqueuePushes(tx, pushes);
+  await enqueuePushes(
+    tx,
+    sent.map(({ input, message }) => ({
+      kind: 'push_message',
+      userId: input.userId,
+      payload: pushMessagePayload(message, input.accountId),
+    })),
+  );
+  // Under the same locks: each conversation's last agent becomes its current one, and a sent
+  // message ends its typing. The batch's last statement: it carries the COMMIT.
+  const last = new Map(accepted.map(({ input }) => [input.userId, input.agent]));
+  const before = await setCurrentAgents(tx, last, { commit: true });
+  // Whether each message changed the current agent decides its `agent` push.
+  const current = new Map(before.map((r) => [r.id, r.before]));
+  for (const { at, input, message, prevId } of sent) {
+    const agentChanged = !sameAgent(current.get(input.userId) ?? null, input.agent);
+    current.set(input.userId, input.agent);
+    outcomes[at] = { ok: true, value: { message, prevId, agentChanged } };
+    notify(tx, messageNotice(message, prevId));
+    // Sockets hear of the current agent when it changes, not with every message of the same agent.
+    if (agentChanged) notify(tx, { kind: 'agent', userId: input.userId, agent: input.agent });
+  }
   return outcomes;
 }
 

@@ -70,9 +70,11 @@ async function writeClientMessages(tx: EntityManager, batch: readonly ClientMess
       outcomes[at] = { ok: false, error: err };
     }
   }
+  // The batch's last statement: it carries the COMMIT, and what follows only answers the callers.
   const recorded = await recordUserMessages(
     tx,
     accepted.map((a) => a.message),
+    { commit: true },
   );
   accepted.forEach(({ at }, i) => {
     const value = recorded[i];

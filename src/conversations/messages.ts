@@ -109,7 +109,7 @@ export async function insertLocked(
   em: EntityManager,
   rows: readonly MessageRow[],
   target: readonly LockedUser[],
-  taken: { ids: readonly number[]; createdAt: Date; deliveries: DeliveriesCte | null } | null = null,
+  taken: { ids: readonly number[]; createdAt: Date; deliveries: DeliveriesCte | null; commit?: boolean } | null = null,
 ): Promise<WrittenMessage[]> {
   const createdAt = taken?.createdAt ?? new Date();
   const deliveries = taken?.deliveries ?? null;
@@ -157,6 +157,7 @@ export async function insertLocked(
       createdAt,
       ...(deliveries?.params ?? []),
     ],
+    { commit: taken?.commit ?? false },
   );
   deliveries?.written(fromJson<WrittenRow[]>(result?.deliveries) ?? []);
   const numbered = fromJson<Array<[number, number | null]>>(result?.messages) ?? [];
@@ -184,9 +185,14 @@ export interface UserMessage {
 /**
  * Messages from the users' side (text, image, or a user system message), each delivered to its
  * owner: the users locked and the ids taken in one statement, then the messages and their
- * deliveries written in one more.
+ * deliveries written in one more, which carries the COMMIT with `commit` (the caller's
+ * transaction ends there: see prepared()).
  */
-export async function recordUserMessages(em: EntityManager, messages: readonly UserMessage[]): Promise<NewMessage[]> {
+export async function recordUserMessages(
+  em: EntityManager,
+  messages: readonly UserMessage[],
+  { commit = false }: { commit?: boolean } = {},
+): Promise<NewMessage[]> {
   if (messages.length === 0) return [];
   const rows: MessageRow[] = messages.map(({ user, input }) => ({
     userId: user.id,
@@ -215,7 +221,7 @@ export async function recordUserMessages(em: EntityManager, messages: readonly U
       };
     }),
   );
-  const written = await insertLocked(em, rows, target, { ids, createdAt, deliveries });
+  const written = await insertLocked(em, rows, target, { ids, createdAt, deliveries, commit });
   return written.map(({ message, prevId }) => ({ message, prevId }));
 }
 

@@ -159,6 +159,7 @@ async function lock(
 export async function setCurrentAgents(
   tx: EntityManager,
   agents: ReadonlyMap<number, AgentSnapshot>,
+  { commit = false }: { commit?: boolean } = {},
 ): Promise<Array<{ id: number; before: AgentSnapshot | null }>> {
   return prepared<{ id: number; before: AgentSnapshot | null }>(
     tx,
@@ -168,5 +169,6 @@ export async function setCurrentAgents(
      where u.id = v.id
      returning u.id, v.before`,
     [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
+    { commit },
   );
 }

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded.ts';
+import { PipelinedPostgreSqlDriver } from './pipelined.ts';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 
@@ -26,6 +27,8 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   try {
     const orm = await MikroORM.init({
       clientUrl: url,
+      // BEGIN and COMMIT sent with statements (pipelined.ts).
+      driver: PipelinedPostgreSqlDriver,
       entities,
       extensions: [Migrator],
       migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false },

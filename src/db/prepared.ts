@@ -19,13 +19,22 @@ function nameOf(sql: string): string {
   return name;
 }
 
-/** Runs `sql` in `em`'s transaction, if it has one; resolves to the rows. */
-export async function prepared<T extends object>(em: EntityManager, sql: string, params: readonly unknown[]): Promise<T[]> {
+/**
+ * Runs `sql` in `em`'s transaction, if it has one; resolves to the rows. With `commit`, the
+ * statement is the transaction's last: its COMMIT goes with it (pipelined.ts), and nothing may
+ * be sent, or thrown, in the transaction after it.
+ */
+export async function prepared<T extends object>(
+  em: EntityManager,
+  sql: string,
+  params: readonly unknown[],
+  { commit = false }: { commit?: boolean } = {},
+): Promise<T[]> {
   const query = em
     .getConnection()
     .getKnex()
     .raw(sql, params as readonly Knex.RawBinding[])
-    .options({ name: nameOf(sql) });
+    .options(commit ? { name: nameOf(sql), commit } : { name: nameOf(sql) });
   const trx = em.getTransactionContext<Parameters<typeof query.transacting>[0]>();
   if (trx) query.transacting(trx);
   try {

@@ -116,6 +116,7 @@ type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
  * again record by record). A record whose delivery is no longer this node's lease (or no longer
  * pending) changes nothing, except that a delivered one is recorded whoever holds it now: the
  * receiver has it. Returns the Services whose deliveries changed, for the dashboard's live counts.
+ * The caller's transaction ends here: the last statement carries its COMMIT (see prepared()).
  */
 export async function writeOutcomes(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
   const ended: Ended[] = [];
@@ -127,7 +128,7 @@ export async function writeOutcomes(tx: EntityManager, node: string, records: re
   // The first statement that changes deliveries logs every attempt of the batch: its snapshot
   // shows the rows as the attempts found them.
   const log = attemptsLog(node, records);
-  const loggedByEnd = ended.length > 0 ? await end(tx, node, ended, log) : null;
+  const loggedByEnd = ended.length > 0 ? await end(tx, node, ended, log, released.length === 0) : null;
   const loggedByRelease = released.length > 0 ? await release(tx, node, released, loggedByEnd ? null : log) : null;
   return loggedByEnd ?? loggedByRelease ?? [];
 }
@@ -206,7 +207,10 @@ export async function listAttempts(em: EntityManager, deliveryId: string): Promi
  * of its chain that is not being ended. A chain is (Service, ordering key), Service 0 for pushes
  * (their ordering key is the device).
  */
-async function end(tx: EntityManager, node: string, records: readonly Ended[], log: AttemptsLog): Promise<number[]> {
+/** With `last`, its last statement carries the transaction's COMMIT. */
+async function end(tx: EntityManager, node: string, records: readonly Ended[], log: AttemptsLog, last: boolean): Promise<number[]> {
+  // Only the token that was refused: the app may have registered a new one since.
+  const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
   // Each new head to a Service is leased to this node's worker when it has room (handoff.ts).
   const lease = handoffTarget(tx);
   const leased = leaseSql('h.eligible', 'h.service_id', 'h.seq');
@@ -268,11 +272,10 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
       lease?.node ?? null,
       ...roomParams(lease),
     ],
+    { commit: last && unregistered.length === 0 },
   );
   handOff(tx, fromJson<ClaimedWebhook[]>(row?.claims) ?? []);
   if (row?.due) markDue(tx);
-  // Only the token that was refused: the app may have registered a new one since.
-  const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
   if (unregistered.length > 0) {
     await prepared(
       tx,
@@ -280,6 +283,7 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
          from unnest(?::int[], ?::text[]) as r(device_id, token)
         where v.id = r.device_id and v.push_token = r.token`,
       [pgIntArray(unregistered.map((r) => r.deviceId)), pgTextArray(unregistered.map((r) => r.token))],
+      { commit: last },
     );
   }
   return fromJson<number[]>(row?.serviceIds) ?? [];
@@ -306,22 +310,27 @@ async function release(tx: EntityManager, node: string, records: readonly Releas
     pgTextArray(records.map((r) => r.error)),
     node,
   ];
+  const gone = [...new Set(records.flatMap((r) => (r.type === 'gone' ? [r.serviceId] : [])))].sort((a, b) => a - b);
+  // The transaction's last statement carries its COMMIT.
+  const commit = gone.length === 0;
   let logged: Array<{ serviceId: number }> = [];
   if (log) {
-    logged = await prepared<{ serviceId: number }>(tx, `with ${log.sql}, released as (${update} returning d.id) ${LOGGED_SERVICES}`, [
-      ...log.params,
-      ...params,
-    ]);
+    logged = await prepared<{ serviceId: number }>(
+      tx,
+      `with ${log.sql}, released as (${update} returning d.id) ${LOGGED_SERVICES}`,
+      [...log.params, ...params],
+      { commit },
+    );
   } else {
-    await prepared(tx, update, params);
+    await prepared(tx, update, params, { commit });
   }
-  const gone = [...new Set(records.flatMap((r) => (r.type === 'gone' ? [r.serviceId] : [])))].sort((a, b) => a - b);
   if (gone.length > 0) {
     await prepared(
       tx,
       `update services set disabled_at = now(), disabled_reason = 'webhook_gone', updated_at = now()
         where id = any(?::int[]) and disabled_at is null`,
       [pgIntArray(gone)],
+      { commit: true },
     );
   }
   return servicesOf(logged);
