@@ -19,7 +19,7 @@ import { messageNotice, notify } from './notices.ts';
 import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
 import { insertLocked, type MessageRow, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
-import { lockUsers, refuseMerged, setCurrentAgents, type LockedUser } from './users.ts';
+import { currentAgentsCte, lockUsers, refuseMerged, type LockedUser } from './users.ts';
 import { typingUntilSeconds } from './typing.ts';
 
 export interface AgentMessageInput {
@@ -65,6 +65,7 @@ async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessag
   const users = await lockUsers(
     tx,
     batch.map((input) => input.userId),
+    { pushDevices: true },
   );
   const outcomes: Array<Written<AgentMessage>> = [];
   const accepted: Array<{ at: number; input: AgentMessageInput; user: LockedUser; row: MessageRow }> = [];
@@ -100,32 +101,36 @@ async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessag
     }
   }
   if (accepted.length === 0) return outcomes;
+  // In the statement that writes the messages, under the same locks: each conversation's last
+  // agent becomes its current one, and a sent message ends its typing. It is the batch's last
+  // statement (it carries the COMMIT) unless pushes follow.
+  const pushing = accepted.some(({ user }) => user.pushDevices);
   const written = await insertLocked(
     tx,
     accepted.map((a) => a.row),
     accepted.map((a) => a.user),
+    { currentAgents: currentAgentsCte(new Map(accepted.map(({ input }) => [input.userId, input.agent]))), commit: !pushing },
   );
   const sent = accepted.map((item, i) => {
     const message = written[i];
     if (!message) throw new Error('agent message not written');
-    return { ...item, message: message.message, prevId: message.prevId };
+    return { ...item, ...message };
   });
   // The apps' only live channel: every agent message (system ones too, which an open chat shows)
-  // is pushed to the user's devices, in this transaction.
-  await enqueuePushes(
-    tx,
-    sent.map(({ input, message }) => ({
-      kind: 'push_message',
-      userId: input.userId,
-      payload: pushMessagePayload(message, input.accountId),
-    })),
-  );
-  // Under the same locks: each conversation's last agent becomes its current one, and a sent
-  // message ends its typing. The batch's last statement: it carries the COMMIT.
-  const last = new Map(accepted.map(({ input }) => [input.userId, input.agent]));
-  const before = await setCurrentAgents(tx, last, { commit: true });
+  // is pushed to the user's devices, in this transaction. Users without such devices cost no statement.
+  if (pushing) {
+    await enqueuePushes(
+      tx,
+      sent.flatMap(({ input, message, user }) =>
+        user.pushDevices
+          ? [{ kind: 'push_message' as const, userId: input.userId, payload: pushMessagePayload(message, input.accountId) }]
+          : [],
+      ),
+      { commit: true },
+    );
+  }
   // Whether each message changed the current agent decides its `agent` push.
-  const current = new Map(before.map((r) => [r.id, r.before]));
+  const current = new Map(sent.map(({ user, agentBefore }) => [user.id, agentBefore ?? null]));
   for (const { at, input, message, prevId } of sent) {
     const agentChanged = !sameAgent(current.get(input.userId) ?? null, input.agent);
     current.set(input.userId, input.agent);

@@ -7,6 +7,7 @@ import {
   MessageStatusValue,
   MessageType,
   type Account,
+  type AgentSnapshot,
   type MediaReference,
   type Message,
   type MessageContent,
@@ -16,7 +17,7 @@ import { DELIVERIES_OUT, deliveriesCte, type DeliveriesCte, type WrittenRow } fr
 import { fromJson } from '../db/json.ts';
 import { messagePayload } from '../presenters/webhook-payloads.ts';
 import { notify } from './notices.ts';
-import { lockUsersForMessages, type LockedUser } from './users.ts';
+import { CURRENT_AGENTS_OUT, lockUsersForMessages, type CurrentAgentsCte, type LockedUser } from './users.ts';
 
 /** What clients page through: everything but user system messages, which are signals for Services. */
 const CLIENT_VISIBLE = { $ne: MessageType.userSystem } as const;
@@ -52,6 +53,20 @@ export interface MessageRow extends MessageFields {
 
 export interface WrittenMessage extends NewMessage {
   user: LockedUser;
+  /** With currentAgents (insertLocked): the user's current agent before the statement. */
+  agentBefore?: AgentSnapshot | null;
+}
+
+export interface InsertOptions {
+  /** The messages' ids, taken under the locks (lockUsersForMessages); else drawn by the insert. */
+  ids?: readonly number[];
+  createdAt?: Date;
+  /** The messages' deliveries (outbox.ts), written by the same statement. */
+  deliveries?: DeliveriesCte | null;
+  /** The users' current agents set by the same statement (agent messages). */
+  currentAgents?: CurrentAgentsCte | null;
+  /** The statement is the transaction's last: it carries the COMMIT (prepared()). */
+  commit?: boolean;
 }
 
 /**
@@ -109,15 +124,20 @@ export async function insertLocked(
   em: EntityManager,
   rows: readonly MessageRow[],
   target: readonly LockedUser[],
-  taken: { ids: readonly number[]; createdAt: Date; deliveries: DeliveriesCte | null; commit?: boolean } | null = null,
+  options: InsertOptions = {},
 ): Promise<WrittenMessage[]> {
-  const createdAt = taken?.createdAt ?? new Date();
-  const deliveries = taken?.deliveries ?? null;
+  const createdAt = options.createdAt ?? new Date();
+  const deliveries = options.deliveries ?? null;
+  const agents = options.currentAgents ?? null;
   // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
   // row order (unless the lock statement took them), each message's previous client-visible
   // one (an earlier row of the batch, or the conversation's last before it), the insert, which
   // the rest of the statement does not see, and the messages' deliveries when given.
-  const [result] = await prepared<{ messages: Array<[number, number | null]>; deliveries?: WrittenRow[] }>(
+  const [result] = await prepared<{
+    messages: Array<[number, number | null]>;
+    deliveries?: WrittenRow[];
+    agents?: Array<[number, AgentSnapshot | null]>;
+  }>(
     em,
     `with r as (
        select r.*, coalesce(r.taken_id, nextval(pg_get_serial_sequence('messages', 'id'))) as id
@@ -135,14 +155,15 @@ export async function insertLocked(
      inserted as (
        insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
        select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, ?::timestamptz from p
-     )${deliveries ? `, ${deliveries.sql}` : ''}
+     )${deliveries ? `, ${deliveries.sql}` : ''}${agents ? `, ${agents.sql}` : ''}
      select (select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
-            ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}`,
+            ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}
+            ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}`,
     [
       JSON.stringify(
         rows.map((row, n) => ({
           n,
-          taken_id: taken?.ids[n] ?? null,
+          taken_id: options.ids?.[n] ?? null,
           user_id: target[n]?.id,
           device_id: row.deviceId,
           type_id: row.typeId,
@@ -156,17 +177,20 @@ export async function insertLocked(
       ),
       createdAt,
       ...(deliveries?.params ?? []),
+      ...(agents?.params ?? []),
     ],
-    { commit: taken?.commit ?? false },
+    { commit: options.commit ?? false },
   );
   deliveries?.written(fromJson<WrittenRow[]>(result?.deliveries) ?? []);
   const numbered = fromJson<Array<[number, number | null]>>(result?.messages) ?? [];
+  const before = agents ? new Map(fromJson<Array<[number, AgentSnapshot | null]>>(result?.agents)) : null;
   const written = rows.map((row, i): WrittenMessage => {
     const user = target[i] as LockedUser;
     const ids = numbered[i];
     if (!ids) throw new Error('message not inserted');
     const message = messageOf(row, Number(ids[0]), user.id, createdAt);
-    return { message, prevId: ids[1] === null ? null : Number(ids[1]), user };
+    const prevId = ids[1] === null ? null : Number(ids[1]);
+    return before ? { message, prevId, user, agentBefore: before.get(user.id) ?? null } : { message, prevId, user };
   });
   return written;
 }

@@ -69,6 +69,8 @@ export async function createRegisteredUser(
 /** The user a message was written to, as it stood under the lock: what its delivery needs. */
 export interface LockedUser extends Pick<User, 'id' | 'accountId' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'> {
   mergedIntoUserId: number | null;
+  /** Whether a device of the user can receive pushes (read when asked for: lockUsers' pushDevices). */
+  pushDevices?: boolean;
 }
 
 interface UserRow {
@@ -78,6 +80,7 @@ interface UserRow {
   unique_identifier: string | null;
   additional_information: Record<string, unknown> | null;
   merged_into_user_id: number | null;
+  push_devices?: boolean;
 }
 
 /**
@@ -89,9 +92,9 @@ interface UserRow {
 export async function lockUsers(
   em: EntityManager,
   ids: readonly number[],
-  { ownerChains = false }: { ownerChains?: boolean } = {},
+  { ownerChains = false, pushDevices = false }: { ownerChains?: boolean; pushDevices?: boolean } = {},
 ): Promise<Map<number, LockedUser>> {
-  return (await lock(em, ids, ownerChains, 0)).users;
+  return (await lock(em, ids, ownerChains, 0, pushDevices)).users;
 }
 
 /**
@@ -113,7 +116,14 @@ async function lock(
   ids: readonly number[],
   ownerChains: boolean,
   messageIds: number,
+  pushDevices = false,
 ): Promise<{ users: Map<number, LockedUser>; messageIds: number[] }> {
+  // With pushDevices: whether a device of the user can be pushed to, as enqueuePushes selects them
+  // (outbox.ts), so that a writer of messages for users with none spends no statement on pushes.
+  const pushable = pushDevices
+    ? `, exists (select 1 from devices d join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
+                 where d.user_id = users.id and d.push_enabled and d.push_token is not null) as push_devices`
+    : '';
   const columns = 'id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id';
   // Sorting needs every row, so every row lock is taken before the first chain lock, and
   // PostgreSQL evaluates a volatile function of the select list after the sort. The ids are
@@ -127,7 +137,7 @@ async function lock(
   const sql = ownerChains
     ? `with locked as materialized (select ${columns} from users where id = any(?::int[]) order by id for update)
        select ${columns}, ${chainLockSql('owner_service_id', 'id')}${reserved} from locked order by owner_service_id, id`
-    : `select ${columns} from users where id = any(?::int[]) order by id for update`;
+    : `select ${columns}${pushable} from users where id = any(?::int[]) order by id for update`;
   const params: unknown[] = [pgIntArray([...new Set(ids)].sort((a, b) => a - b))];
   if (reserved) params.push(messageIds);
   const rows = await prepared<UserRow & { message_ids?: Array<string | number> }>(em, sql, params);
@@ -146,29 +156,35 @@ async function lock(
         uniqueIdentifier: r.unique_identifier,
         additionalInformation: r.additional_information,
         mergedIntoUserId: r.merged_into_user_id,
+        ...(r.push_devices === undefined ? {} : { pushDevices: r.push_devices }),
       },
     ]),
   );
   return { users, messageIds: (rows[0]?.message_ids ?? []).map(Number) };
 }
 
+/** A CTE of the statement that writes agent messages (messages.ts, insertLocked). */
+export interface CurrentAgentsCte {
+  sql: string;
+  params: unknown[];
+}
+
+/** The CTE's name: one row per user, `id` and `before`, its current agent before the statement. */
+export const CURRENT_AGENTS_OUT = 'agents_set';
+
 /**
- * Each user's agent becomes its current one and its agent typing ends (an agent message was
- * written, under the users' locks); answers each user's current agent from before.
+ * Each user's agent becomes its current one and its agent typing ends (an agent message is
+ * written in the same statement, under the users' locks); the CTE answers each user's current
+ * agent from before.
  */
-export async function setCurrentAgents(
-  tx: EntityManager,
-  agents: ReadonlyMap<number, AgentSnapshot>,
-  { commit = false }: { commit?: boolean } = {},
-): Promise<Array<{ id: number; before: AgentSnapshot | null }>> {
-  return prepared<{ id: number; before: AgentSnapshot | null }>(
-    tx,
-    `update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
-     from (select o.id, o.current_agent as before, v.agent
-           from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
-     where u.id = v.id
-     returning u.id, v.before`,
-    [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
-    { commit },
-  );
+export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>): CurrentAgentsCte {
+  return {
+    sql: `${CURRENT_AGENTS_OUT} as (
+       update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
+       from (select o.id, o.current_agent as before, v.agent
+             from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
+       where u.id = v.id
+       returning u.id, v.before)`,
+    params: [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
+  };
 }

@@ -193,9 +193,14 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
  * Pushes, in order, to every device of each user that can receive them: push enabled, a
  * token, and push settings of its account for its push type. One delivery per device, chained
  * per device (ordering key = device id; 0 stands for "no Service" in the chain lock, which
- * Service ids, from 1, never meet). Returns the delivery ids written per request.
+ * Service ids, from 1, never meet). Returns the delivery ids written per request. With
+ * `commit`, its insert is the transaction's last statement and carries the COMMIT (prepared()).
  */
-export async function enqueuePushes(em: EntityManager, requests: readonly PushRequest[]): Promise<string[][]> {
+export async function enqueuePushes(
+  em: EntityManager,
+  requests: readonly PushRequest[],
+  { commit = false }: { commit?: boolean } = {},
+): Promise<string[][]> {
   refuseOutsideTransaction(em);
   if (requests.length === 0) return [];
   const userIds = [...new Set(requests.map((r) => r.userId))];
@@ -228,6 +233,7 @@ export async function enqueuePushes(em: EntityManager, requests: readonly PushRe
      from jsonb_to_recordset(?::jsonb) as r(id uuid, device_id int, kind text, payload text, i int)
      order by r.i`,
     [JSON.stringify(rows)],
+    { commit },
   );
   // Pushes are claimed (the claim reads the device and its push settings as they are then).
   markDue(em);
