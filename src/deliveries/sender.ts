@@ -72,6 +72,8 @@ export class WebhookSender {
       followRedirect: false,
       retry: { limit: 0 },
       throwHttpErrors: false,
+      // The answer's body is never read: no Accept-Encoding, and no decompression stream a request.
+      decompress: false,
       headers: { 'user-agent': 'Palaver-Webhooks/1', 'content-type': 'application/json' },
     });
   }
