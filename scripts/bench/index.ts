@@ -1,15 +1,13 @@
 // `npm run bench [-- --only NAME ...]`: every benchmark beside its baseline, in one run on this
 // machine's PostgreSQL (BENCH_DATABASE_URL to change), with progress on stderr, a table on
 // stdout, and bench-results.json. Sizes are options; the defaults finish in a few minutes.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchConnections } from './connections.ts';
 import { benchDelivery } from './delivery.ts';
 import { benchFanout } from './fanout.ts';
 import { benchIngestRest, benchIngestSocket } from './ingest.ts';
-import { benchLatency, onWebhook } from './latency.ts';
+import { benchLatency } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
@@ -43,7 +41,7 @@ interface Shared {
   palaver: BenchPalaver;
   databaseUrl: string;
   baselineUrl: string;
-  receiver: { url: string; server: ReturnType<typeof createServer> };
+  receiver: { url: string };
 }
 
 const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
@@ -120,18 +118,10 @@ process.stderr.write(
   `Palaver benchmarks on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}\n`,
 );
 
-// The Service's webhook endpoint, in this process so that e2e latency is read on one clock.
-const receiverServer = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    onWebhook(Buffer.concat(chunks).toString('utf8'));
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-});
-receiverServer.keepAliveTimeout = 60_000;
-await new Promise<void>((resolve) => receiverServer.listen(0, '127.0.0.1', resolve));
-const receiver = { url: `http://127.0.0.1:${(receiverServer.address() as AddressInfo).port}`, server: receiverServer };
+// The Service's webhook endpoint, in a process of its own (as a Service is): the load
+// generator's process does not receive the webhooks its messages cause.
+const receiverProcess = await startHelper('scripts/bench/receiver.ts');
+const receiver = { url: `http://127.0.0.1:${receiverProcess.port}` };
 
 const database = await freshDatabase('main');
 const baseline = await startHelper('scripts/bench/baseline-server.ts', [database.url]);
@@ -149,7 +139,7 @@ try {
 } finally {
   await palaver.stop();
   baseline.stop();
-  receiverServer.close();
+  receiverProcess.stop();
   await database.drop();
 }
 

@@ -1,6 +1,5 @@
 // `e2e_latency`: a socket `message` emitted → its webhook received by the Service, at a fixed
 // rate, p50 and p99; against a bare HTTP round trip to the same receiver at the same rate.
-import type { Server } from 'node:http';
 import { percentile } from './load.ts';
 import { registerDevices, type BenchPalaver } from './palaver.ts';
 import { closeSockets, openSockets } from './sockets.ts';
@@ -11,21 +10,15 @@ export interface LatencyOptions {
   messages: number;
 }
 
-/** Webhook arrivals are reported here by the benchmark's receiver (same process, same clock). */
-export const arrivals = new Map<number, bigint>();
-
-export function onWebhook(body: string): void {
-  const match = /"message":"e2e (\d+)"/.exec(body);
-  if (match?.[1]) arrivals.set(Number(match[1]), process.hrtime.bigint());
+/** When the receiver (receiver.ts, its own process) took each "e2e N" webhook, on the shared monotonic clock. */
+async function arrivals(receiverUrl: string): Promise<Map<number, bigint>> {
+  const seen = (await (await fetch(`${receiverUrl}/arrivals`)).json()) as Record<string, string>;
+  return new Map(Object.entries(seen).map(([i, at]) => [Number(i), BigInt(at)]));
 }
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function benchLatency(
-  palaver: BenchPalaver,
-  receiver: { url: string; server: Server },
-  options: LatencyOptions,
-): Promise<Metric> {
+export async function benchLatency(palaver: BenchPalaver, receiver: { url: string }, options: LatencyOptions): Promise<Metric> {
   const interval = 1000 / options.rate;
   progress(`baseline: bare HTTP round trips to the receiver, ${options.messages} at ${options.rate}/s`);
   const roundTrips: number[] = [];
@@ -40,17 +33,21 @@ export async function benchLatency(
   const [device] = await registerDevices(palaver, 1, 'latency');
   const [socket] = await openSockets(palaver.url, 1, { identification: device?.identification });
   const sent = new Map<number, bigint>();
-  arrivals.clear();
+  await fetch(`${receiver.url}/arrivals`, { method: 'DELETE' });
   for (let i = 0; i < options.messages; i++) {
     sent.set(i, process.hrtime.bigint());
     socket?.emit('message', { message: `e2e ${i}` });
     await tick(interval);
   }
   const deadline = Date.now() + 30_000;
-  while (arrivals.size < options.messages && Date.now() < deadline) await tick(50);
+  let arrived = await arrivals(receiver.url);
+  while (arrived.size < options.messages && Date.now() < deadline) {
+    await tick(100);
+    arrived = await arrivals(receiver.url);
+  }
   closeSockets(socket ? [socket] : []);
   const latencies = [...sent].flatMap(([i, t0]) => {
-    const t1 = arrivals.get(i);
+    const t1 = arrived.get(i);
     return t1 ? [Number(t1 - t0) / 1e6] : [];
   });
   latencies.sort((a, b) => a - b);
