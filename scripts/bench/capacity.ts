@@ -2,7 +2,8 @@
 // socket that sends a message every 5–15 s (at random); a Service in its own process answers
 // every message through the Service API. Measured per step of N open conversations: the round
 // trip from the user's `message` emit to the agent's answer arriving on that user's socket
-// (p50, p99), errors (refused sends, answers that never came), and the server's CPU and RSS.
+// (p50, p99), errors (refused sends, answers that never came, conversations that could not be
+// opened), and the server's CPU and RSS.
 // The result is the largest N whose p99 stays under 250 ms with no error.
 import { readFileSync } from 'node:fs';
 import { io, type Socket } from 'socket.io-client';
@@ -50,14 +51,26 @@ function rssMb(pid: number): number {
   return match?.[1] ? Math.round(Number(match[1]) / 1024) : 0;
 }
 
-async function register(url: string, identification: string): Promise<void> {
-  const answer = await fetch(`${url}/devices`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-iris-identification': identification },
-    body: '{}',
-  });
-  await answer.arrayBuffer();
-  if (!answer.ok) throw new Error(`register: ${answer.status}`);
+/**
+ * Registers a device; false when it could not be done. A connection the server closed as idle
+ * just as the client reused it fails with a reset (more likely while the machine is overloaded),
+ * so a network failure is tried again before it counts as an error.
+ */
+async function register(url: string, identification: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const answer = await fetch(`${url}/devices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-iris-identification': identification },
+        body: '{}',
+      });
+      await answer.arrayBuffer();
+      return answer.ok;
+    } catch {
+      // A reset or refused connection: once more, on a new connection.
+    }
+  }
+  return false;
 }
 
 function connectOne(url: string, identification: string): Promise<Socket | null> {
@@ -79,6 +92,8 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
   const pending = new Map<string, bigint>();
   let latencies: number[] = [];
   let errors = 0;
+  /** Conversations of the current step that could not be opened (device or socket refused). */
+  let unopened = 0;
   let sent = 0;
   let measuring = false;
 
@@ -107,11 +122,13 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
         { length: Math.min(100, count - offset) },
         (_, i) => `${palaver.account.identification}:bench-${label}-${(offset + i).toString().padStart(6, '0')}`,
       );
-      await Promise.all(batch.map((identification) => register(palaver.url, identification)));
-      const sockets = await Promise.all(batch.map((identification) => connectOne(palaver.url, identification)));
+      const registered = await Promise.all(batch.map((identification) => register(palaver.url, identification)));
+      const sockets = await Promise.all(
+        batch.map((identification, i) => (registered[i] ? connectOne(palaver.url, identification) : Promise.resolve(null))),
+      );
       for (const socket of sockets) {
         if (!socket) {
-          errors += 1;
+          unopened += 1;
           continue;
         }
         const conversation: Conversation = { socket, timer: undefined, seq: 0 };
@@ -132,6 +149,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
   try {
     for (const target of options.steps) {
       progress(`capacity: opening conversations up to ${target}`);
+      unopened = 0;
       await open(target - conversations.length);
       // Let the new conversations reach their pace before measuring.
       await tick(5000);
@@ -153,7 +171,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
         conversations: conversations.length,
         sent,
         answered: sorted.length,
-        errors: errors + unanswered,
+        errors: errors + unanswered + unopened,
         p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
         p99_ms: Math.round(percentile(sorted, 99) * 10) / 10,
         server_cpu_percent: Math.round(cpu * 100),
