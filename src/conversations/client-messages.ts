@@ -3,6 +3,9 @@
 // only after its message and its delivery to the owner have committed.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MessageSchema, type Account, type Device, type Message, type MessageType, type User } from '../db/entities/index.ts';
+import { pgIntArray, pgTextArray } from '../db/pg-arrays.ts';
+import { prepared } from '../db/prepared.ts';
+import { snapshot } from '../db/snapshots.ts';
 import { AppError } from '../errors.ts';
 import { messageNotice, notify } from './notices.ts';
 import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
@@ -105,10 +108,19 @@ async function earlierSends(tx: EntityManager, batch: readonly ClientMessage[]):
     tx,
     keyed.map((item) => item.user.id),
   );
-  const rows = await tx.find(MessageSchema, {
-    deviceId: { $in: [...new Set(keyed.map((item) => item.device.id))] },
-    clientMessageId: { $in: [...new Set(keyed.map((item) => item.input.clientMessageId as string))] },
-  });
-  for (const row of rows) if (row.clientMessageId != null) found.set(clientKey(row.deviceId ?? null, row.clientMessageId), row);
+  const rows = await prepared<Record<string, unknown>>(
+    tx,
+    `select id::float8 as id, user_id, device_id, type_id, message, media, agent, content, request_url,
+            client_message_id, status, created_at
+       from messages where device_id = any(?::int[]) and client_message_id = any(?::text[])`,
+    [
+      pgIntArray([...new Set(keyed.map((item) => item.device.id))]),
+      pgTextArray([...new Set(keyed.map((item) => item.input.clientMessageId as string))]),
+    ],
+  );
+  for (const row of rows) {
+    const message = snapshot(tx.getMetadata(), MessageSchema, row);
+    if (message.clientMessageId != null) found.set(clientKey(message.deviceId ?? null, message.clientMessageId), message);
+  }
   return found;
 }

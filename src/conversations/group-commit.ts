@@ -4,6 +4,7 @@
 // Used by chat clients' messages, by agents' messages and by the delivery worker's outcomes.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Histogram } from 'prom-client';
+import { heldTransaction } from '../db/held-transaction.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -21,7 +22,8 @@ export interface GroupCommitOptions<I, R> {
   maxBatch?: number;
   /**
    * Writes a batch inside the transaction and says, in order, what became of each item. A
-   * throw rolls the whole batch back; its items are then written one transaction each.
+   * throw rolls the whole batch back; its items are then written one transaction each. The
+   * transaction is a held one (db/held-transaction.ts): raw statements only, through prepared().
    */
   write(tx: EntityManager, batch: readonly I[]): Promise<Array<Written<R>>>;
 }
@@ -71,7 +73,7 @@ export class GroupCommit<I, R> {
   private async commit(batch: Array<Pending<I, R>>): Promise<void> {
     try {
       const items = batch.map((p) => p.item);
-      const outcomes = await this.options.em().transactional((tx) => this.options.write(tx, items));
+      const outcomes = await heldTransaction(this.options.em(), (tx) => this.options.write(tx, items));
       batch.forEach((pending, i) => {
         const outcome = outcomes[i];
         if (outcome?.ok) pending.resolve(outcome.value);

@@ -3,9 +3,9 @@
 // under its storage quota, and the row ties the file to the conversation that uploaded it.
 // Uploads no message refers to are swept after a while (media/sweeper.ts).
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MediaSchema, type Account, type Media, type MediaReference, type User } from '../db/entities/index.ts';
+import { prepared } from '../db/prepared.ts';
 import { AppError, notFound } from '../errors.ts';
 import type { MediaStorage } from '../media/storage.ts';
 import { classifyUpload, type MediaKind } from '../media/types.ts';
@@ -104,7 +104,12 @@ export async function mediaOfConversation(
   wanted: { id: string; description?: string | null | undefined },
 ): Promise<MediaReference> {
   // FOR SHARE: the sweeper (media/sweeper.ts) skips an upload a message is being written with.
-  const upload = await em.findOne(MediaSchema, { id: wanted.id, userId }, { lockMode: LockMode.PESSIMISTIC_READ });
+  // A raw statement: the message writers' held transactions have no ORM (db/held-transaction.ts).
+  const [upload] = await prepared<{ path: string; mimeType: string; description: string | null }>(
+    em,
+    'select path, mime_type as "mimeType", description from media where id = ? and user_id = ? for share',
+    [wanted.id, userId],
+  );
   if (!upload) throw notFound('media_not_found');
   return { path: upload.path, mimeType: upload.mimeType, description: wanted.description ?? upload.description ?? null };
 }

@@ -6,6 +6,7 @@
 // MikroORM's DriverExceptions, as execute() makes them (a caller's bad value stays a 422).
 import { createHash } from 'node:crypto';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import { heldConnection, send, type Connection } from './held-transaction.ts';
 
 /** Statement names by text: the same text is the same prepared statement on every connection. */
 const names = new Map<string, string>();
@@ -30,6 +31,8 @@ export async function prepared<T extends object>(
   params: readonly unknown[],
   { commit = false }: { commit?: boolean } = {},
 ): Promise<T[]> {
+  const connection = heldConnection(em);
+  if (connection) return onHeld<T>(em, connection, sql, params, commit);
   const query = em
     .getConnection()
     .getKnex()
@@ -40,6 +43,41 @@ export async function prepared<T extends object>(
   try {
     const result = (await query) as { rows: T[] };
     return result.rows;
+  } catch (err) {
+    throw em
+      .getPlatform()
+      .getExceptionConverter()
+      .convertException(err as Error);
+  }
+}
+
+/** Statement texts with `$n` placeholders, as knex makes them from the `?` ones. */
+const positional = new Map<string, string>();
+
+/** The statement straight on a held transaction's connection (held-transaction.ts), as knex would send it. */
+async function onHeld<T extends object>(
+  em: EntityManager,
+  connection: Connection,
+  sql: string,
+  params: readonly unknown[],
+  commit: boolean,
+): Promise<T[]> {
+  let text = positional.get(sql);
+  if (text === undefined) {
+    // knex compiles it once (placeholder count and undefined values checked as for every query).
+    text = em
+      .getConnection()
+      .getKnex()
+      .raw(sql, params as readonly Knex.RawBinding[])
+      .toSQL()
+      .toNative().sql;
+    positional.set(sql, text);
+  } else if (params.includes(undefined)) {
+    throw new Error(`Undefined binding(s) detected for: ${sql.slice(0, 80)}`);
+  }
+  try {
+    const result = await send(connection, { name: nameOf(sql), text, values: params, ...(commit ? { commit } : {}) });
+    return result.rows as T[];
   } catch (err) {
     throw em
       .getPlatform()
