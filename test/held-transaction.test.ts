@@ -72,7 +72,7 @@ describe('held transactions', () => {
     await heldTransaction(em(), async (tx) => {
       await insert(tx, 1);
     });
-    await heldTransaction(em(), async () => undefined);
+    await heldTransaction(em(), () => Promise.resolve());
     expect(await rows()).to.deep.equal([1]);
   });
 
