@@ -44,10 +44,7 @@ export async function prepared<T extends object>(
     const result = (await query) as { rows: T[] };
     return result.rows;
   } catch (err) {
-    throw em
-      .getPlatform()
-      .getExceptionConverter()
-      .convertException(err as Error);
+    throw driverError(em, err);
   }
 }
 
@@ -76,12 +73,17 @@ async function onHeld<T extends object>(
     throw new Error(`Undefined binding(s) detected for: ${sql.slice(0, 80)}`);
   }
   try {
-    const result = await send(connection, { name: nameOf(sql), text, values: params, ...(commit ? { commit } : {}) });
+    const result = await send(connection, { name: nameOf(sql), text, values: params, commit });
     return result.rows as T[];
   } catch (err) {
-    throw em
-      .getPlatform()
-      .getExceptionConverter()
-      .convertException(err as Error);
+    throw driverError(em, err);
   }
+}
+
+/** A driver's error as MikroORM's DriverException, as execute() makes it (a caller's bad value stays a 422). */
+function driverError(em: EntityManager, err: unknown): Error {
+  return em
+    .getPlatform()
+    .getExceptionConverter()
+    .convertException(err as Error);
 }
