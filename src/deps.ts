@@ -6,6 +6,7 @@ import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { ClientCallers } from './api/client/caller.ts';
+import type { ServiceCallers } from './api/service/caller.ts';
 import type { AgentMessageWriter } from './conversations/agents.ts';
 import type { ClientMessageWriter } from './conversations/client-messages.ts';
 import type { TypingTimeouts } from './conversations/events.ts';
@@ -30,6 +31,8 @@ export interface AppDeps {
   agentMessages: AgentMessageWriter;
   /** Who is calling the Client API (REST and sockets). */
   callers: ClientCallers;
+  /** Who is calling the Service API (its keys, kept until their account changes). */
+  serviceCallers: ServiceCallers;
   media: MediaStorage;
   /** Client API writes per device. */
   writeLimiter: RateLimiterAbstract;

@@ -15,6 +15,7 @@ import { createMetrics } from './metrics.ts';
 import { countPending } from './deliveries/store.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
 import { ClientCallers } from './api/client/caller.ts';
+import { ServiceCallers } from './api/service/caller.ts';
 import { agentMessageWriter } from './conversations/agents.ts';
 import { clientMessageWriter } from './conversations/client-messages.ts';
 import { TypingTimeouts } from './conversations/events.ts';
@@ -90,6 +91,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
+    const serviceCallers = new ServiceCallers(db.orm.em);
     const realtime = new Gateway({
       em,
       logger,
@@ -101,6 +103,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       maxSocketsPerAddress: config.client.maxSocketsPerAddress,
       messages,
       callers,
+      serviceCallers,
     });
     publishAfterCommit(db.orm, realtime);
     const deps: AppDeps = {
@@ -114,6 +117,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       messages,
       agentMessages,
       callers,
+      serviceCallers,
       media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
       writeLimiter,
       addressWriteLimiter,

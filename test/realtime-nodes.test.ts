@@ -114,6 +114,35 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
     expect(onA.messages()[0]).to.deep.include({ message: 'to the registered user' });
   });
 
+  it('a key revoked or a Service disabled on node A is refused by nodes B and C, which had it in use', async () => {
+    const api = client(onNode(0));
+    const token = (await api.post<{ token: string }>('/adminApi/login', { json: ADMIN })).body.data.token;
+    const serviceId = account.defaultServiceId as number;
+    const added = (await api.post<{ id: number; apiKey: string }>(`/adminApi/services/${serviceId}/keys`, { token })).body.data;
+    const userId = (await new Widget(account, undefined, undefined, '', onNode(0)).register()).body.data.userId;
+    const statusOn = async (index: number, key: string) => (await client(onNode(index)).get(`/users/${userId}`, { token: key })).status;
+    // Each node keeps a key it has read (api/service/caller.ts) for 10 s; within that, only the
+    // account notice from node A can make B and C refuse it, so the polls stop well before.
+    const refusedBy = async (index: number, key: string, status: number) => {
+      const until = Date.now() + 4_000;
+      for (;;) {
+        const now = await statusOn(index, key);
+        if (now === status) return;
+        if (Date.now() > until) throw new Error(`node ${index} still answers ${now}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    for (const index of [1, 2]) expect(await statusOn(index, added.apiKey)).to.equal(200);
+    expect((await api.delete(`/adminApi/services/${serviceId}/keys/${added.id}`, { token })).status).to.equal(200);
+    for (const index of [1, 2]) await refusedBy(index, added.apiKey, 401);
+
+    for (const index of [1, 2]) expect(await statusOn(index, apiKey)).to.equal(200);
+    expect((await api.patch(`/adminApi/services/${serviceId}`, { token, json: { enabled: false } })).status).to.equal(200);
+    for (const index of [1, 2]) await refusedBy(index, apiKey, 403);
+    expect((await api.patch(`/adminApi/services/${serviceId}`, { token, json: { enabled: true } })).status).to.equal(200);
+    for (const index of [1, 2]) await refusedBy(index, apiKey, 200);
+  });
+
   it('resyncs after its Redis subscriber was away: a message written meanwhile on node A reaches a socket on node B without a reconnect', async () => {
     const widget = new Widget(account, undefined, undefined, '', onNode(1));
     const userId = (await widget.register()).body.data.userId;

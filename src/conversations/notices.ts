@@ -33,10 +33,11 @@ export type Notice =
   | { kind: 'deliveries'; serviceIds: number[] };
 
 /**
- * Notices about a caller rather than a conversation, for the sockets alone: the device (its id)
- * left the user for another customer, so its sockets identify their caller again.
+ * Notices about callers rather than a conversation: the device (its id) left the user for
+ * another customer, so its sockets identify their caller again; an account, its Services or
+ * their API keys changed, so every node reads that account's Service API keys afresh.
  */
-export type CallerNotice = { kind: 'deviceMoved'; userId: number; deviceId: number };
+export type CallerNotice = { kind: 'deviceMoved'; userId: number; deviceId: number } | { kind: 'account'; accountId: number };
 
 /** Everything a transaction can tell the gateway. */
 export type AnyNotice = Notice | CallerNotice;
@@ -50,6 +51,11 @@ export function notify(em: EntityManager, ...notices: AnyNotice[]): void {
   const list = recorded.get(em) ?? [];
   list.push(...notices);
   recorded.set(em, list);
+}
+
+/** Every node reads the account's Service API keys afresh (its Services or keys changed). */
+export function accountChanged(accountId: number): CallerNotice {
+  return { kind: 'account', accountId };
 }
 
 /** The message notice of a written message. */

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
 import type { TrustedProxies } from '../addresses.ts';
 import { openConversation, type CallerHeaders } from '../api/client/caller.ts';
+import type { ServiceCallers } from '../api/service/caller.ts';
 import type { AnyNotice } from '../conversations/notices.ts';
 import { MessageSchema, MessageType, type Message } from '../db/entities/index.ts';
 import { AppError, knownError } from '../errors.ts';
@@ -62,6 +63,8 @@ export interface GatewayDeps extends ClientEventDeps {
   trustedProxies: TrustedProxies;
   /** Open sockets per client address on this node; more handshakes are refused (429 too_many_connections). */
   maxSocketsPerAddress: number;
+  /** The Service API's keys: an `account` notice drops that account's. */
+  serviceCallers: Pick<ServiceCallers, 'dropAccount'>;
 }
 
 export class Gateway {
@@ -313,6 +316,10 @@ export class Gateway {
     if (notice.kind === 'deliveries') {
       // Only the dashboard's channel counts deliveries.
       this.operators?.receive(notice);
+      return;
+    }
+    if (notice.kind === 'account') {
+      this.deps.serviceCallers.dropAccount(notice.accountId);
       return;
     }
     if (notice.kind === 'merged') {

@@ -4,6 +4,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, type Account } from '../db/entities/index.ts';
+import { accountChanged, notify } from '../conversations/notices.ts';
 import { enqueue } from '../deliveries/outbox.ts';
 import { conflict, notFound } from '../errors.ts';
 import { changeDefaultServicePayload } from '../presenters/webhook-payloads.ts';
@@ -23,6 +24,8 @@ export async function changeDefaultService(
     // Every account with a Service has a default (the first Service becomes it).
     if (!previous) throw conflict('no_default_service');
     account.defaultServiceId = next.id;
+    // The Service API shows the account's default Service (GET /users/{id}): read afresh everywhere.
+    notify(tx, accountChanged(account.id));
     await tx.flush();
     await enqueue(tx, {
       kind: 'action',

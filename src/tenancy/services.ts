@@ -3,6 +3,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service, type ServiceApiKey } from '../db/entities/index.ts';
+import { accountChanged, notify } from '../conversations/notices.ts';
 import { alphanumericId, newSigningSecret, newToken, sha256Hex } from '../security/random.ts';
 
 export interface NewService {
@@ -33,7 +34,10 @@ export async function createService(em: EntityManager, accountId: number, input:
     await tx.flush();
     const { apiKey } = issueApiKey(tx, service.id);
     const isDefault = account.defaultServiceId == null;
-    if (isDefault) account.defaultServiceId = service.id;
+    if (isDefault) {
+      account.defaultServiceId = service.id;
+      notify(tx, accountChanged(accountId));
+    }
     await tx.flush();
     return { service, apiKey, isDefault };
   });
@@ -54,19 +58,22 @@ export interface ServiceChanges {
 
 /** Returns null when the Service does not exist. */
 export async function updateService(em: EntityManager, serviceId: number, changes: ServiceChanges): Promise<Service | null> {
-  const service = await em.findOne(ServiceSchema, { id: serviceId });
-  if (!service) return null;
-  if (changes.name !== undefined) service.name = changes.name;
-  if (changes.webhookUrl !== undefined) service.webhookUrl = changes.webhookUrl;
-  if (changes.enabled === true) {
-    service.disabledAt = null;
-    service.disabledReason = null;
-  } else if (changes.enabled === false && !service.disabledAt) {
-    service.disabledAt = new Date();
-    service.disabledReason = 'operator';
-  }
-  await em.flush();
-  return service;
+  return em.transactional(async (tx) => {
+    const service = await tx.findOne(ServiceSchema, { id: serviceId });
+    if (!service) return null;
+    if (changes.name !== undefined) service.name = changes.name;
+    if (changes.webhookUrl !== undefined) service.webhookUrl = changes.webhookUrl;
+    if (changes.enabled === true) {
+      service.disabledAt = null;
+      service.disabledReason = null;
+    } else if (changes.enabled === false && !service.disabledAt) {
+      service.disabledAt = new Date();
+      service.disabledReason = 'operator';
+    }
+    // A Service disabled (or enabled) by an operator is refused (or served) at once on every node.
+    notify(tx, accountChanged(service.accountId));
+    return service;
+  });
 }
 
 export async function findService(em: EntityManager, serviceId: number): Promise<Service | null> {
@@ -77,13 +84,19 @@ export async function listApiKeys(em: EntityManager, serviceId: number): Promise
   return em.find(ServiceApiKeySchema, { serviceId }, { orderBy: { id: 'asc' } });
 }
 
-/** Revoked at once: the next request with it is refused. Null when the Service has no such key. */
+/**
+ * Revoked at once: the next request with it is refused, on every node (the account notice
+ * drops the keys nodes keep, api/service/caller.ts). Null when the Service has no such key.
+ */
 export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number): Promise<ServiceApiKey | null> {
-  const key = await em.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
-  if (!key) return null;
-  key.revokedAt ??= new Date();
-  await em.flush();
-  return key;
+  return em.transactional(async (tx) => {
+    const key = await tx.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
+    const service = await tx.findOne(ServiceSchema, { id: serviceId });
+    if (!key || !service) return null;
+    key.revokedAt ??= new Date();
+    notify(tx, accountChanged(service.accountId));
+    return key;
+  });
 }
 
 /**

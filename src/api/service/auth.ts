@@ -1,12 +1,12 @@
 import type { Middleware } from 'koa';
-import { authenticateService, type ServiceCaller } from './caller.ts';
+import type { ServiceCaller } from './caller.ts';
 import type { AppContext, AppContextExtras, AppState } from '../../http/types.ts';
 
 /** `Authorization: Bearer <service API key>`. */
 export function requireService(): Middleware<AppState, AppContextExtras> {
   return async (ctx, next) => {
     const match = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'));
-    ctx.state.service = await authenticateService(ctx.deps.db.orm.em, match?.[1]);
+    ctx.state.service = await ctx.deps.serviceCallers.authenticate(match?.[1]);
     await next();
   };
 }

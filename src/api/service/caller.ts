@@ -1,6 +1,5 @@
 // Who is calling the Service API: the Service owning the API key, and the users it may touch
-// (its own account's; another account's user is "not found", never "forbidden"). The Service
-// and account are snapshots (see db/snapshots.ts).
+// (its own account's; another account's user is "not found", never "forbidden").
 import { prepared } from '../../db/prepared.ts';
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -18,16 +17,38 @@ export interface ServiceCaller {
 
 type KeyRow = Record<'service' | 'account', Record<string, unknown>>;
 
-/** One loader per database (its root EntityManager): calls of one turn of the event loop share a statement. */
-const loaders = new WeakMap<EntityManager, DataLoader<string, KeyRow | null>>();
+/**
+ * How long a node trusts a key it has read. What the Service API depends on changing (a key
+ * revoked, a Service disabled or enabled, another default Service) drops the account's keys
+ * on every node at once: its `account` notice (conversations/notices.ts) reaches every node
+ * after the commit. This bound covers a notice lost while Redis is away.
+ */
+const KEY_TTL_MS = 10_000;
+/** Keys held at most; past it the cache starts over (keys are per Service: far fewer in practice). */
+const MAX_KEYS = 10_000;
 
-function loaderOf(em: EntityManager): DataLoader<string, KeyRow | null> {
-  let loader = loaders.get(em);
-  if (!loader) {
-    loader = new DataLoader(
+interface Held {
+  caller: ServiceCaller;
+  until: number;
+}
+
+/**
+ * Every Service API call starts here: the key, its Service and the Service's account, read
+ * in one statement shared by the calls that arrive in the same turn of the event loop, then
+ * kept for KEY_TTL_MS (a bot answering a conversation calls many times a minute). The Service
+ * and account are snapshots (see db/snapshots.ts).
+ */
+export class ServiceCallers {
+  private readonly loader: DataLoader<string, KeyRow | null>;
+  private readonly held = new Map<string, Held>();
+  /** Raised by every drop: a read begun before it does not refill the cache with what it read. */
+  private generation = 0;
+
+  constructor(private readonly root: EntityManager) {
+    this.loader = new DataLoader(
       async (hashes) => {
         const rows = await prepared<KeyRow & { n: number }>(
-          em,
+          root,
           `select k.n, row_to_json(s) as service, row_to_json(a) as account
            from unnest(?::text[]) with ordinality as k(key_hash, n)
            join service_api_keys x on x.key_hash = k.key_hash and x.revoked_at is null
@@ -37,27 +58,46 @@ function loaderOf(em: EntityManager): DataLoader<string, KeyRow | null> {
         const found = new Map(rows.map((row) => [Number(row.n), row]));
         return hashes.map((_, i) => found.get(i + 1) ?? null);
       },
-      // Without a cache (each call reads after it arrived, so a revoked key is refused at once),
+      // The loader keeps nothing itself (the cache above does, with its drops), and waits
       // past the I/O callbacks of this turn, as the Client API's callers (client/caller.ts).
       { cache: false, batchScheduleFn: (callback) => setImmediate(callback), maxBatchSize: 500 },
     );
-    loaders.set(em, loader);
   }
-  return loader;
-}
 
-/**
- * The key, its Service and the Service's account in one statement (every Service API call
- * starts here), shared by the calls that arrive in the same turn of the event loop.
- */
-export async function authenticateService(em: EntityManager, apiKey: string | undefined): Promise<ServiceCaller> {
-  if (!apiKey) throw unauthorized('missing_api_key');
-  const row = await loaderOf(em).load(sha256Hex(apiKey));
-  if (!row) throw unauthorized('invalid_api_key');
-  const metadata = em.getMetadata();
-  const service = snapshot(metadata, ServiceSchema, row.service);
-  if (service.disabledReason === 'operator') throw forbidden('service_disabled');
-  return { service, account: snapshot(metadata, AccountSchema, row.account) };
+  async authenticate(apiKey: string | undefined): Promise<ServiceCaller> {
+    if (!apiKey) throw unauthorized('missing_api_key');
+    const hash = sha256Hex(apiKey);
+    const caller = this.fresh(hash) ?? (await this.read(hash));
+    if (caller.service.disabledReason === 'operator') throw forbidden('service_disabled');
+    return caller;
+  }
+
+  /** The account, its Services or their keys changed: its keys are read afresh. */
+  dropAccount(accountId: number): void {
+    this.generation += 1;
+    for (const [hash, { caller }] of this.held) if (caller.account.id === accountId) this.held.delete(hash);
+  }
+
+  private fresh(hash: string): ServiceCaller | undefined {
+    const held = this.held.get(hash);
+    if (held && held.until > Date.now()) return held.caller;
+    if (held) this.held.delete(hash);
+    return undefined;
+  }
+
+  private async read(hash: string): Promise<ServiceCaller> {
+    const generation = this.generation;
+    const row = await this.loader.load(hash);
+    // Not kept: an unknown key stays unknown only until it is issued.
+    if (!row) throw unauthorized('invalid_api_key');
+    const metadata = this.root.getMetadata();
+    const caller = { service: snapshot(metadata, ServiceSchema, row.service), account: snapshot(metadata, AccountSchema, row.account) };
+    if (generation === this.generation) {
+      if (this.held.size >= MAX_KEYS) this.held.clear();
+      this.held.set(hash, { caller, until: Date.now() + KEY_TTL_MS });
+    }
+    return caller;
+  }
 }
 
 /** A user of the caller's account; a merged anonymous id answers user_merged with the new id. */
