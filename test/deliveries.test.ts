@@ -166,6 +166,17 @@ describe('delivery engine', function () {
     expect(requests.map(webhookId)).to.deep.equal([id, id]);
   });
 
+  it('counts an answer whose body stalls or is cut off as failed, and tries again', async () => {
+    // The status alone does not settle an attempt: the answer must end within the timeout.
+    const { service } = await serviceFor();
+    receiver.enqueue({ status: 200, cutBody: 'hang' }, { status: 200, cutBody: 'reset' }).always({ status: 200 });
+    const [id] = await enqueueCommitted(sharedServer(), { recipients: [service.id] });
+    const row = await waitForState(sharedServer(), id!, 'delivered');
+    expect(row.attempts).to.equal(3);
+    const requests = await receiver.waitFor(3);
+    expect(requests.map(webhookId)).to.deep.equal([id, id, id]);
+  });
+
   it('keeps one user’s deliveries in order while the first is retried, without holding up another user', async () => {
     const { service } = await serviceFor();
     const userA = 1_000_001;

@@ -23,6 +23,8 @@ export interface Reply {
   delayMs?: number;
   /** Never answer; the connection stays open until the client gives up or the receiver closes. */
   hang?: boolean;
+  /** Send the status line, headers and part of the body, then stop: never end it, or reset the connection. */
+  cutBody?: 'hang' | 'reset';
 }
 
 export class Receiver {
@@ -127,9 +129,14 @@ export class Receiver {
   }
 
   private answer(res: ServerResponse, reply: Reply): void {
-    if (reply.hang) {
+    if (reply.hang || reply.cutBody) {
       this.hanging.add(res);
       res.on('close', () => this.hanging.delete(res));
+      if (reply.cutBody) {
+        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', 'content-length': '100', ...reply.headers });
+        res.write('{"partial":');
+        if (reply.cutBody === 'reset') setTimeout(() => res.destroy(), 20);
+      }
       return;
     }
     const send = () => {
