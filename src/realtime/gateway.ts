@@ -69,6 +69,7 @@ export interface GatewayDeps extends ClientEventDeps {
 
 export class Gateway {
   private io: Server | undefined;
+  /** Each conversation's sockets on this node; no Socket.IO room per user besides (about 80 B a socket). */
   private readonly byUser = new Map<number, Set<ClientSocket>>();
   private readonly adapterClients: Redis[] = [];
   /** Open (or handshaking) sockets per client address, on this node. */
@@ -290,8 +291,6 @@ export class Gateway {
   }
 
   private join(socket: ClientSocket, userId: number): void {
-    // The Socket.IO room of the user too, so adapter tools (fetchSockets, in(room)) see it.
-    void socket.join(`user:${userId}`);
     const set = this.byUser.get(userId) ?? new Set();
     set.add(socket);
     this.byUser.set(userId, set);
@@ -384,7 +383,6 @@ export class Gateway {
     for (const socket of sockets) dropCaller(socket);
     const newest = await this.newest(this.deps.em(), toUserId);
     for (const socket of sockets) {
-      void socket.leave(`user:${fromUserId}`);
       socket.data.userId = toUserId;
       socket.data.feed.restart(newest);
       this.join(socket, toUserId);
