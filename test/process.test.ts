@@ -1,5 +1,9 @@
 // Palaver as an operator runs it: `src/main.ts` in its own process, configured by environment.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
 import { expect } from 'chai';
+import { io } from 'socket.io-client';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
 import { runProcess, startProcess, type ServerProcess } from './support/process.ts';
@@ -28,9 +32,7 @@ describe('the server process', function () {
     expect((await api.get('/readyz')).status).to.equal(200);
 
     // First start on an empty database: a demo operator, account and Service, printed once.
-    const banner = /operator (\S+) \/ (\S+)\n\s+Account\s+id (\d+), identification (\w+)/.exec(running.output());
-    expect(banner, running.output()).to.not.equal(null);
-    const [, email, password, accountId] = banner as RegExpExecArray;
+    const [, email, password, accountId] = await demoBanner(running);
     const login = await api.post<{ token: string }>('/adminApi/login', { json: { email, password } });
     expect(login.status).to.equal(200);
     const created = await api.post<{ id: number }>('/adminApi/accounts', {
@@ -55,6 +57,51 @@ describe('the server process', function () {
 
     const second = await running.stop('SIGTERM');
     expect(second.code).to.equal(0);
+  });
+
+  it('lets open chat sockets reconnect by themselves across a graceful restart, and catch up', async () => {
+    const port = await freePort();
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true', PORT: String(port) });
+    const identification = (await demoBanner(running))[4];
+    const { apiKey } = JSON.parse(readFileSync(path.join(database.dataDir, 'demo-bot.json'), 'utf8')) as { apiKey: string };
+    const api = client(running.url);
+    const headers = { 'x-iris-identification': `${identification}:process-restart-device` };
+    const registered = await api.post<{ userId: number }>('/clientApi/v1.9/devices', { headers, json: {} });
+    expect(registered.status, registered.text).to.equal(200);
+
+    // As the widget and the Parley clients connect: reconnection on, the last message id sent each time.
+    let lastMessageId = 0;
+    const socket = io(running.url, {
+      transports: ['websocket'],
+      reconnectionDelay: 100,
+      reconnectionDelayMax: 500,
+      auth: (cb) => cb({ identification: headers['x-iris-identification'], lastMessageId }),
+    });
+    const texts: string[] = [];
+    socket.on('message', (message: { id: number; message: string }) => {
+      lastMessageId = message.id;
+      texts.push(message.message);
+    });
+    const disconnected = new Promise<string>((resolve) => socket.once('disconnect', resolve));
+    try {
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      const stopped = await running.stop('SIGTERM');
+      expect(stopped.code).to.equal(0);
+      expect(await disconnected, 'a reason the client reconnects on (not "io server disconnect")').to.equal('transport close');
+
+      running = await startProcess({ ...env(), PALAVER_DEMO: 'true', PORT: String(port) });
+      const reconnected = new Promise((resolve) => socket.io.once('reconnect', resolve));
+      const sent = await client(running.url).post(`/users/${registered.body.data.userId}/messages`, {
+        token: apiKey,
+        json: { message: 'answered while the widget was away', agent: { id: 1, name: 'Ada' } },
+      });
+      expect(sent.status, sent.text).to.equal(201);
+      await reconnected;
+      for (let i = 0; i < 100 && texts.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(texts).to.deep.equal(['answered while the widget was away']);
+    } finally {
+      socket.close();
+    }
   });
 
   it('stops at start with a message naming a wrong configuration value', async () => {
@@ -125,3 +172,25 @@ describe('the server process', function () {
     expect((shown.body.data as unknown as { services: Array<{ enabled: boolean }> }).services[0]?.enabled).to.equal(false);
   });
 });
+
+/** A port nothing listens on now, for a process that must come back on the same one. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The first start's demo banner: operator email and password, account id and identification. */
+async function demoBanner(running: ServerProcess): Promise<RegExpExecArray> {
+  const banner = /operator (\S+) \/ (\S+)\n\s+Account\s+id (\d+), identification (\w+)/;
+  // Printed after the "listening" line that startProcess waits for, so perhaps in a later chunk.
+  for (let i = 0; i < 100 && !banner.test(running.output()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  const found = banner.exec(running.output());
+  expect(found, running.output()).to.not.equal(null);
+  return found as RegExpExecArray;
+}

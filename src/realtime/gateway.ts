@@ -196,7 +196,10 @@ export class Gateway {
 
   async close(): Promise<void> {
     // Not io.close(): that would close the HTTP server, which the server stops on its own terms.
-    this.io?.disconnectSockets(true);
+    // The connections are closed, not the sockets disconnected: a client told "io server
+    // disconnect" does not reconnect (the widget and the Parley clients would stay offline
+    // until reloaded); after a closed connection they reconnect, to another node or to this one
+    // restarted, and catch up from their last message id.
     this.io?.engine.close();
     // A client that is not connected is cut: a QUIT would wait for a Redis that may never come.
     await Promise.all(
