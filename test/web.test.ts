@@ -7,6 +7,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { WEB_DIST } from '../src/http/web-assets.ts';
 import { client, type Client } from './support/http.ts';
+import type { CreatedServiceData } from './support/factories.ts';
 import { sharedServer, startTestServer, TEST_ADMIN, type TestServer } from './support/server.ts';
 
 const built = () => readFileSync(path.join(WEB_DIST, 'widget.js'));
@@ -92,6 +93,44 @@ describe('web: the widget script and the demo page', () => {
       expect(csp).to.contain("script-src 'self'");
       expect(csp).to.contain("connect-src 'self'");
       expect(csp).not.to.contain('unsafe-inline');
+    });
+
+    it('shows a Service API call that works as written, once the key and user id are filled in', async () => {
+      const api = client(server.url);
+      const { token } = (await api.post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN })).body.data;
+      // Any account will do: the page shows the oldest one.
+      await api.post('/adminApi/accounts', { token, json: { name: 'Demo page shop' } });
+      const page = await api.get('/');
+      const shown = /data-account="(\w+)"/.exec(page.text)?.[1];
+      const accounts = await api.get<Array<{ id: number; identification: string }>>('/adminApi/accounts', { token });
+      const shop = accounts.body.data.find((a) => a.identification === shown);
+      expect(shop, page.text).to.not.equal(undefined);
+      const service = await api.post<CreatedServiceData>(`/adminApi/accounts/${shop!.id}/services`, {
+        token,
+        json: { name: 'Demo page check', webhookUrl: null },
+      });
+      const widget = await api.post<{ userId: number }>('/clientApi/v1.9/devices', {
+        headers: { 'x-iris-identification': `${shop!.identification}:demo-page-device` },
+        json: {},
+      });
+      const curl = /<pre>curl -X POST (\S+) \\\n\s+-H "([^"]+)" -H '([^']+)' \\\n\s+-d '([^']+)'<\/pre>/.exec(page.text);
+      expect(curl, page.text).to.not.equal(null);
+      const [, url, keyHeader, typeHeader, body] = curl as RegExpExecArray;
+      const fill = (text: string) =>
+        text
+          .replaceAll('&lt;API key&gt;', service.body.data.apiKey)
+          .replaceAll('&lt;userId&gt;', String(widget.body.data.userId))
+          .replaceAll('&quot;', '"');
+      const header = (line: string) => {
+        const [name, ...value] = fill(line).split(':');
+        return [name!.trim(), value.join(':').trim()] as const;
+      };
+      const sent = await fetch(fill(url!), {
+        method: 'POST',
+        headers: Object.fromEntries([header(keyHeader!), header(typeHeader!)]),
+        body: fill(body!),
+      });
+      expect(sent.status, await sent.clone().text()).to.equal(201);
     });
   });
 });

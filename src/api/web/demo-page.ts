@@ -27,7 +27,7 @@ function page(account: Account | null, nonce: string, origin: string): string {
        <code>npm run demo-bot</code> in another shell: the demo Service's webhook points at it, and it answers every
        message. Or answer yourself through the Service API:</p>
     <pre>curl -X POST ${escapeHtml(origin)}/serviceApi/v2.3/users/&lt;userId&gt;/messages \\
-  -H "x-iris-identification: &lt;API key&gt;" -H 'content-type: application/json' \\
+  -H "authorization: Bearer &lt;API key&gt;" -H 'content-type: application/json' \\
   -d '{"message": "Hello from an agent", "agent": {"id": 1, "name": "Ada"}}'</pre>
     <p>The user id is in every webhook payload. The operator dashboard is at <a href="/dashboard">/dashboard</a>.</p>
     <script src="/widget.js" data-account="${escapeHtml(account.identification)}" data-title="Chat with ${escapeHtml(account.name)}" async></script>`
