@@ -223,6 +223,14 @@ const CASES: Case[] = [
     allowed: 200,
     record: true,
   },
+  {
+    method: 'POST',
+    route: '/services/:serviceId/deliveries/retry',
+    path: (i) => `/adminApi/services/${i.serviceId}/deliveries/retry`,
+    needs: ['deliveries:manage'],
+    allowed: 200,
+    record: true,
+  },
   // The delivery was delivered, not dead: 409 once allowed.
   {
     method: 'POST',

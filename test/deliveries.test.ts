@@ -276,6 +276,51 @@ describe('delivery engine', function () {
     expect(badState.status).to.equal(422);
   });
 
+  it("sends a Service's waiting deliveries now when an operator asks, in order, and no other Service's", async () => {
+    const { account, service } = await serviceFor();
+    const other = await createService(account.id, { webhookUrl: receiver.url + '/other' });
+    const api = client(sharedServer().url);
+    const token = await adminToken();
+    // Down for an hour, as far as the schedule knows: each Service's first attempt is answered so.
+    const refused = new Set<string>();
+    receiver.respondWith((request) => {
+      if (refused.has(request.path)) return undefined;
+      refused.add(request.path);
+      return { status: 503, headers: { 'retry-after': '3600' } };
+    });
+    const [head] = await enqueueCommitted(sharedServer(), { recipients: [service.id], orderingKey: 9, payload: { n: 1 } });
+    const [behind] = await enqueueCommitted(sharedServer(), { recipients: [service.id], orderingKey: 9, payload: { n: 2 } });
+    const [elsewhere] = await enqueueCommitted(sharedServer(), { recipients: [other.id], orderingKey: 9, payload: { n: 1 } });
+    await receiver.waitFor(2);
+
+    type Row = { id: string; state: string; attempts: number; nextAttemptAt: string | null; waitsForEarlier: boolean };
+    const log = async (serviceId: number) => (await api.get<Row[]>(`/adminApi/services/${serviceId}/deliveries`, { token })).body.data;
+    let rows = await log(service.id);
+    for (let i = 0; i < 100 && rows.find((r) => r.id === head)?.attempts !== 1; i++) {
+      await sleep(25);
+      rows = await log(service.id);
+    }
+    const waiting = rows.find((r) => r.id === head);
+    expect(waiting).to.include({ state: 'pending', attempts: 1, waitsForEarlier: false });
+    expect(Date.parse(waiting!.nextAttemptAt!)).to.be.greaterThan(Date.now() + 3_000_000);
+    expect(rows.find((r) => r.id === behind)).to.include({ state: 'pending', attempts: 0, nextAttemptAt: null, waitsForEarlier: true });
+
+    const retried = await api.post<{ retried: number }>(`/adminApi/services/${service.id}/deliveries/retry`, { token });
+    expect(retried.status, retried.text).to.equal(200);
+    expect(retried.body.data).to.deep.equal({ retried: 1 });
+    await waitForState(sharedServer(), behind!, 'delivered');
+    const sent = receiver.requests.filter((r) => r.path === '/hook').map((r) => (r.json as { n: number }).n);
+    expect(sent).to.deep.equal([1, 1, 2]);
+    expect((await log(service.id)).find((r) => r.id === head)).to.include({ state: 'delivered', attempts: 2 });
+
+    const otherRows = await log(other.id);
+    expect(otherRows.find((r) => r.id === elsewhere)).to.include({ state: 'pending', attempts: 1 });
+    const none = await api.post<{ retried: number }>(`/adminApi/services/${service.id}/deliveries/retry`, { token });
+    expect(none.body.data).to.deep.equal({ retried: 0 });
+    const unknown = await api.post('/adminApi/services/2000000000/deliveries/retry', { token });
+    expect(unknown.status).to.equal(404);
+  });
+
   it('pages through the deliveries log, newest first', async () => {
     const { service } = await serviceFor();
     const token = await adminToken();

@@ -349,6 +349,8 @@ export interface DeliveryLogEntry {
   deviceId: number | null;
   kind: DeliveryKind;
   state: DeliveryState;
+  /** The head of its chain: pending and not ready means it waits for an earlier one. */
+  ready: boolean;
   attempts: number;
   nextAttemptAt: Date;
   lastStatus: number | null;
@@ -359,7 +361,7 @@ export interface DeliveryLogEntry {
   seq: string;
 }
 
-const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", kind, state, attempts, next_attempt_at as "nextAttemptAt",
+const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", kind, state, ready, attempts, next_attempt_at as "nextAttemptAt",
   last_status as "lastStatus", last_error as "lastError", payload, created_at as "createdAt",
   delivered_at as "deliveredAt", seq`;
 
@@ -420,6 +422,23 @@ export async function listPushDeliveries(
 export async function findDelivery(em: EntityManager, id: string): Promise<DeliveryLogEntry | null> {
   const rows = await em.getConnection().execute<DeliveryLogEntry[]>(`select ${LOG_COLUMNS} from deliveries where id = ?`, [id]);
   return rows[0] ?? null;
+}
+
+/**
+ * Makes the Service's deliveries that wait for a later attempt due now: each is the head of
+ * its conversation's chain (what comes after it waits for it) and not being sent. After the
+ * Service's outage its conversations need not wait out the retry schedule (5 min, then 30 min,
+ * and so on); the attempts count on, so a failure goes on down the schedule. Returns how many.
+ */
+export async function retryWaiting(em: EntityManager, serviceId: number): Promise<number> {
+  const rows = await em.getConnection().execute<Array<{ id: string }>>(
+    `update deliveries set next_attempt_at = now(), updated_at = now()
+      where service_id = ? and state = 'pending' and ready and next_attempt_at > now()
+        and (claimed_until is null or claimed_until < now())
+      returning id`,
+    [serviceId],
+  );
+  return rows.length;
 }
 
 /**

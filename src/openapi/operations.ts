@@ -187,6 +187,13 @@ export const operations: Operation[] = [
   },
   {
     method: 'post',
+    path: '/adminApi/services/{serviceId}/deliveries/retry',
+    api: 'admin',
+    summary: "Send the Service's deliveries that wait for a later attempt now (after its outage), each the head of its conversation",
+    params: admin.serviceIdParams,
+  },
+  {
+    method: 'post',
     path: '/adminApi/deliveries/{deliveryId}/redeliver',
     api: 'admin',
     summary: 'Send a dead delivery (webhook or push) again',

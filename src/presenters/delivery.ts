@@ -13,7 +13,10 @@ export function presentDelivery(entry: DeliveryLogEntry) {
     kind: entry.kind,
     state: entry.state,
     attempts: entry.attempts,
-    nextAttemptAt: entry.state === 'pending' ? new Date(entry.nextAttemptAt).toISOString() : null,
+    // A pending delivery behind an earlier one of its conversation has no attempt of its own
+    // planned: it goes once that one is delivered or dead.
+    nextAttemptAt: entry.state === 'pending' && entry.ready ? new Date(entry.nextAttemptAt).toISOString() : null,
+    waitsForEarlier: entry.state === 'pending' && !entry.ready,
     lastStatus: entry.lastStatus,
     lastError: entry.lastError,
     createdAt: new Date(entry.createdAt).toISOString(),

@@ -403,6 +403,40 @@ describe('Operator dashboard', function () {
     expect(await attempts.locator('tbody tr').count()).to.equal(3);
   });
 
+  it('sends the deliveries waiting out a long retry at once when asked, in order; the one behind says what it waits for', async () => {
+    const { page } = browser();
+    const hook = await receiver();
+    // The Service is down and says so for an hour; it is back before that.
+    hook.enqueue({ status: 503, headers: { 'retry-after': '3600' } }).always({ status: 200 });
+    const account = await createAccount();
+    const service = await createService(account.id, { name: 'Redeployed', webhookUrl: `${hook.url}/hook` });
+    await openDashboard(page, `#/accounts/${account.id}/services/${service.id}`);
+    await signIn(page);
+    const deliveries = page.getByRole('region', { name: 'Deliveries' });
+    const widget = new Widget(account);
+    await widget.register({ type: 3 });
+    expect((await widget.send('During the outage')).status).to.equal(200);
+    await hook.waitFor(1);
+    expect((await widget.send('Right after')).status).to.equal(200);
+
+    await page.getByRole('combobox', { name: 'State' }).selectOption('pending');
+    await deliveries.getByText(/1 attempt · last status 503 · HTTP 503 · next attempt /).waitFor();
+    await deliveries.getByText(/0 attempts · waits for an earlier delivery of its conversation$/).waitFor();
+    await screenshots(page, 'deliveries-waiting');
+
+    await deliveries.getByRole('button', { name: 'Retry waiting now' }).click();
+    await deliveries.getByText('Retrying 1 delivery now.').waitFor();
+    const sent = await hook.waitFor(3);
+    expect(sent.map((r) => (r.json as { message?: string }).message)).to.deep.equal([
+      'During the outage',
+      'During the outage',
+      'Right after',
+    ]);
+    await outboxSettled(service.id);
+    await deliveries.getByRole('button', { name: 'Retry waiting now' }).click();
+    await deliveries.getByText('No delivery was waiting for a retry.').waitFor();
+  });
+
   it('erases a user (GDPR) with a confirmation: rows and files gone', async () => {
     const { page } = browser();
     const hook = await receiver();

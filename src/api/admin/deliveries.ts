@@ -5,6 +5,7 @@ import {
   listDeliveries,
   listPushDeliveries,
   redeliver,
+  retryWaiting,
   type DeliveryLogEntry,
 } from '../../deliveries/store.ts';
 import { findService } from '../../tenancy/services.ts';
@@ -67,6 +68,13 @@ export function deliveryRoutes(router: AppRouter): void {
     const { deliveryId } = parseParams(ctx, deliveryIdParams);
     await authorizedDelivery(ctx, 'GET /deliveries/:deliveryId/attempts', deliveryId);
     respond(ctx, { data: (await listAttempts(ctx.deps.db.orm.em, deliveryId)).map(presentDeliveryAttempt) });
+  });
+
+  router.post('/services/:serviceId/deliveries/retry', async (ctx) => {
+    const service = await authorizedService(ctx, 'POST /services/:serviceId/deliveries/retry');
+    const retried = await retryWaiting(ctx.deps.db.orm.em, service.id);
+    if (retried > 0) ctx.deps.deliveries?.nudge();
+    respond(ctx, { data: { retried } });
   });
 
   router.post('/deliveries/:deliveryId/redeliver', async (ctx) => {

@@ -56,6 +56,8 @@ export const ADMIN_POLICY = {
   'GET /services/:serviceId/deliveries': rule('record', 'deliveries:read', 'conversations:read'),
   // Counts only, no payload: the conversation is not read.
   'GET /services/:serviceId/delivery-stats': rule('record', 'deliveries:read'),
+  // Moves attempts forward; no payload is read or shown.
+  'POST /services/:serviceId/deliveries/retry': rule('record', 'deliveries:manage'),
   'POST /deliveries/:deliveryId/redeliver': rule('record', 'deliveries:manage', 'conversations:read'),
   // Statuses and errors only, no payload.
   'GET /deliveries/:deliveryId/attempts': rule('record', 'deliveries:read'),

@@ -93,6 +93,8 @@ export interface Delivery {
   state: 'pending' | 'delivered' | 'dead';
   attempts: number;
   nextAttemptAt: string | null;
+  /** Pending behind an earlier delivery of its conversation: sent once that one is done. */
+  waitsForEarlier: boolean;
   lastStatus: number | null;
   lastError: string | null;
   createdAt: string;

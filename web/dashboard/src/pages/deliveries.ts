@@ -117,6 +117,8 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
     h('option', { value: 'dead' }, 'Dead'),
   );
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
+  // After the Service's outage: its conversations need not wait out the retry schedule.
+  const retryNow = mayManage ? h('button', { type: 'button', class: 'secondary' }, 'Retry waiting now') : null;
   const status = statusLine();
   const list = h('div', {});
   const render = async () => {
@@ -145,7 +147,8 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
           await render();
         }),
     );
-    const kind = d.payload as { body?: { action?: string }; type?: string } | null;
+    const kind = d.payload as { body?: { action?: string; name?: string }; type?: string } | null;
+    const name = kind?.body?.action ?? (kind?.type === 'event' && kind.body?.name ? `event: ${kind.body.name}` : (kind?.type ?? d.kind));
     return h(
       'li',
       { class: 'delivery' },
@@ -153,7 +156,7 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
         'div',
         { class: 'row' },
         badge(d.state, STATE_BADGE[d.state]),
-        h('strong', {}, kind?.body?.action ?? kind?.type ?? d.kind),
+        h('strong', {}, name),
         h('span', { class: 'hint' }, formatTime(d.createdAt)),
         action,
       ),
@@ -164,6 +167,7 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
         d.lastStatus ? ` · last status ${d.lastStatus}` : '',
         d.lastError ? ` · ${d.lastError}` : '',
         d.nextAttemptAt ? ` · next attempt ${formatTime(d.nextAttemptAt)}` : '',
+        d.waitsForEarlier ? ' · waits for an earlier delivery of its conversation' : '',
         d.deliveredAt ? ` · delivered ${formatTime(d.deliveredAt)}` : '',
       ),
       attemptsDetails(d),
@@ -187,6 +191,18 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
     }),
   );
   refresh.addEventListener('click', () => void busy(refresh, status, render));
+  retryNow?.addEventListener(
+    'click',
+    () =>
+      void busy(retryNow, status, async () => {
+        const { retried } = (await api.post<{ retried: number }>(`/services/${service.id}/deliveries/retry`)).data;
+        say(
+          status,
+          retried === 0 ? 'No delivery was waiting for a retry.' : `Retrying ${retried} ${retried === 1 ? 'delivery' : 'deliveries'} now.`,
+        );
+        await render();
+      }),
+  );
   void render().catch((err: unknown) => say(status, errorText(err), 'error'));
   return h(
     'section',
@@ -201,6 +217,7 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
       field('Until', until),
       field('User id', userId),
       refresh,
+      retryNow,
     ),
     status,
     list,
