@@ -25,12 +25,18 @@ function isUserMessage(payload: unknown): payload is MessagePayload {
   return p?.type === 'message' && p.typeId === 1 && typeof p.message === 'string' && typeof p.user?.id === 'string';
 }
 
+/** What the bot says: an upload arrives as `{{img/<path>}}` whatever it holds, so its name tells a picture from a PDF. */
+export function replyTo(message: string): string {
+  if (!message.startsWith('{{img/')) return `You said: “${message}”`;
+  return /\.(png|jpe?g|gif)\}\}$/i.test(message) ? 'Nice picture!' : 'Thanks, I got your file.';
+}
+
 export async function startDemoBot(options: DemoBotOptions): Promise<{ url: string; server: Server }> {
   const verifier = new Webhook(options.signingSecret);
   const log = options.log ?? (() => undefined);
 
   const answer = async (payload: MessagePayload) => {
-    const reply = payload.message.startsWith('{{img/') ? 'Nice picture!' : `You said: “${payload.message}”`;
+    const reply = replyTo(payload.message);
     const response = await fetch(new URL(`/users/${payload.user.id}/messages`, options.palaverUrl), {
       method: 'POST',
       headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },

@@ -2,7 +2,7 @@
 // commands and answers as REST, live pushes, catch-up, reconnect storms, merges.
 import { expect } from 'chai';
 import { MessageSchema } from '../src/db/entities/index.ts';
-import { startDemoBot } from '../scripts/demo-bot-service.ts';
+import { replyTo, startDemoBot } from '../scripts/demo-bot-service.ts';
 import { adminToken, createAccount, createService, type AccountData } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { expectOutbox, outboxRows, receivedExactly } from './support/outbox.ts';
@@ -300,6 +300,9 @@ describe('real-time gateway', function () {
     } finally {
       bot.server.close();
     }
+    // Every upload is an {{img/…}} reference: a picture is told from another file by its name.
+    expect(replyTo('{{img/7/2026/11/25/photo.JPG}}')).to.equal('Nice picture!');
+    expect(replyTo('{{img/7/2026/11/25/notes.txt}}')).to.equal('Thanks, I got your file.');
   });
 
   it('limits a flooding socket without harming others', async () => {
