@@ -393,6 +393,9 @@ describe('delivery engine', function () {
           json: { email: server.config.admin.email, password: server.config.admin.password },
         });
         const token = login.body.data.token;
+        // The dashboard warns of a private webhook URL from this.
+        const session = await api.get<{ server: { privateWebhookAddresses: boolean } }>('/adminApi/session', { token });
+        expect(session.body.data.server).to.deep.equal({ privateWebhookAddresses: false });
         const account = await api.post<{ id: number }>('/adminApi/accounts', { token, json: { name: 'SSRF' } });
         // "localhost" is a name; the filter looks at what it resolves to.
         const port = new URL(receiver.url).port;

@@ -13,7 +13,7 @@ import { pdf, png } from './files.ts';
 import { client } from '../support/http.ts';
 import { outboxSettled, receivedExactly } from '../support/outbox.ts';
 import { Receiver } from '../support/receiver.ts';
-import { TEST_ADMIN, sharedServer } from '../support/server.ts';
+import { TEST_ADMIN, sharedServer, startTestServer } from '../support/server.ts';
 import { Widget } from '../support/widget.ts';
 
 const api = () => client(sharedServer().url);
@@ -118,7 +118,8 @@ describe('Operator dashboard', function () {
 
     await page.getByLabel('Service name').fill('Helpdesk');
     await page.getByLabel('Webhook URL').fill(`${hook.url}/hook`);
-    await page.getByText('This is a private address').waitFor();
+    // The warning follows each input event at once: this server allows private addresses.
+    expect(await page.getByText('This is a private address').count()).to.equal(0);
     await page.getByRole('button', { name: 'Create Service' }).click();
     const signingSecret = await page.getByLabel('Signing secret', { exact: true }).inputValue();
     expect(await page.getByLabel('API key', { exact: true }).inputValue())
@@ -401,6 +402,25 @@ describe('Operator dashboard', function () {
     await deliveries.getByText('Attempts', { exact: true }).click();
     await attempts.locator('tbody tr').nth(2).filter({ hasText: 'delivered' }).waitFor();
     expect(await attempts.locator('tbody tr').count()).to.equal(3);
+  });
+
+  it('warns of a private webhook address where the server refuses them', async () => {
+    const { page } = browser();
+    const server = await startTestServer({ webhooks: { allowPrivate: false } });
+    try {
+      const { email, password } = server.config.admin;
+      const api = client(server.url);
+      const token = (await api.post<{ token: string }>('/adminApi/login', { json: { email, password } })).body.data.token;
+      const account = await api.post<{ id: number }>('/adminApi/accounts', { token, json: { name: 'Production shop' } });
+      await page.goto(`${server.url}/dashboard#/accounts/${account.body.data.id}`);
+      await signIn(page, email ?? '', password ?? '');
+      await page.getByLabel('Webhook URL').fill('http://127.0.0.1:4000/');
+      await page.getByText('This is a private address: deliveries to it are refused').waitFor();
+      await page.getByLabel('Webhook URL').fill('https://bot.example.com/palaver');
+      expect(await page.getByText('This is a private address').count()).to.equal(0);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('sends the deliveries waiting out a long retry at once when asked, in order; the one behind says what it waits for', async () => {

@@ -15,7 +15,9 @@ function operatorOf(ctx: AppContext) {
 export function sessionRoutes(router: AppRouter): void {
   router.get('/session', (ctx) => {
     authorize(ctx, 'GET /session');
-    respond(ctx, { data: presentSignedIn(operatorOf(ctx)) });
+    // What the server allows that the dashboard tells while a setting is typed.
+    const server = { privateWebhookAddresses: ctx.deps.config.webhooks.allowPrivate };
+    respond(ctx, { data: { ...presentSignedIn(operatorOf(ctx)), server } });
   });
 
   router.delete('/session', async (ctx) => {

@@ -9,6 +9,8 @@ export interface Me {
   email: string;
   identifier: string;
   grants: Grant[];
+  /** What this server allows (PALAVER_WEBHOOK_ALLOW_PRIVATE). */
+  server: { privateWebhookAddresses: boolean };
 }
 
 export interface Service {

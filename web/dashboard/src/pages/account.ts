@@ -151,7 +151,8 @@ function servicesSection(ctx: PageContext, account: AccountOverview, created: HT
   const name = h('input', { name: 'serviceName', required: true, maxlength: 255 });
   const url = h('input', { name: 'webhookUrl', type: 'url', placeholder: 'https://backend.example/palaver', spellcheck: 'false' });
   const warning = h('p', { class: 'hint warn', 'aria-live': 'polite' });
-  url.addEventListener('input', () => (warning.textContent = privateAddressWarning(url.value)));
+  const allowed = ctx.me.server.privateWebhookAddresses;
+  url.addEventListener('input', () => (warning.textContent = privateAddressWarning(url.value, allowed)));
   const button = h('button', { type: 'submit' }, 'Create Service');
   const status = statusLine();
   const form = h(

@@ -33,7 +33,7 @@ export async function servicePage(ctx: PageContext, accountId: number, serviceId
       ? h(
           'div',
           { class: 'columns' },
-          h('div', {}, settingsSection(service), testEventSection(service)),
+          h('div', {}, settingsSection(service, ctx.me.server.privateWebhookAddresses), testEventSection(service)),
           h('div', {}, await keysSection(service), secretSection(service)),
         )
       : h('p', { class: 'hint' }, 'You need the services:edit permission on this account to change this Service.'),
@@ -41,11 +41,11 @@ export async function servicePage(ctx: PageContext, accountId: number, serviceId
   );
 }
 
-function settingsSection(service: Service): HTMLElement {
+function settingsSection(service: Service, privateAllowed: boolean): HTMLElement {
   const name = h('input', { name: 'name', value: service.name, required: true });
   const url = h('input', { name: 'webhookUrl', type: 'url', value: service.webhookUrl ?? '', spellcheck: 'false' });
-  const warning = h('p', { class: 'hint warn', 'aria-live': 'polite' }, privateAddressWarning(url.value));
-  url.addEventListener('input', () => (warning.textContent = privateAddressWarning(url.value)));
+  const warning = h('p', { class: 'hint warn', 'aria-live': 'polite' }, privateAddressWarning(url.value, privateAllowed));
+  url.addEventListener('input', () => (warning.textContent = privateAddressWarning(url.value, privateAllowed)));
   const save = h('button', { type: 'submit' }, 'Save Service');
   const state = h('p', {});
   const toggle = h('button', { type: 'button', class: 'secondary' });

@@ -1,5 +1,5 @@
 // Deliveries to private, loopback and link-local addresses are refused unless the server allows
-// them (PALAVER_WEBHOOK_ALLOW_PRIVATE): said while the URL is typed. The server checks the
+// them (PALAVER_WEBHOOK_ALLOW_PRIVATE, which GET /adminApi/session tells): said while the URL is typed. The server checks the
 // resolved address; this sees only literal addresses and local names, "send test event" tells
 // for sure.
 const PRIVATE = [
@@ -17,7 +17,8 @@ const PRIVATE = [
   /^\[?fe80:/,
 ];
 
-export function privateAddressWarning(value: string): string {
+export function privateAddressWarning(value: string, allowed: boolean): string {
+  if (allowed) return '';
   let host: string;
   try {
     host = new URL(value).hostname.toLowerCase();
