@@ -16,7 +16,7 @@ export interface AppState {
   service?: ServiceCaller;
   /** The content types this route reads as JSON (see middleware/body.ts). */
   jsonTypes?: string[];
-  /** Set when the caller's account does not allow the request's Origin: no CORS headers go out. */
+  /** Set when the caller's account does not allow the request's Origin: the refusal is logged. */
   refusedOrigin?: string;
 }
 

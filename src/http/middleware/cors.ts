@@ -4,13 +4,13 @@
 // never cookies, so any origin may call it unless its account lists allowed origins; that
 // check needs the account, which only the actual request names (a preflight carries no
 // identification), so preflights are answered for every origin and the account's list is
-// applied to the request itself (api/client/caller.ts refuses it; here its CORS headers go).
-// Service and Admin APIs are server-to-server: no CORS.
+// applied to the request itself (api/client/caller.ts refuses it with 403 origin_not_allowed).
+// That refusal keeps its CORS headers: its body says only what the refused page learns anyway
+// from the failure, and a readable code lets the widget tell the site owner what to fix rather
+// than leave a bare CORS error. Service and Admin APIs are server-to-server: no CORS.
 import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 import type { AppContextExtras, AppState } from '../types.ts';
-
-const CORS_HEADERS = ['access-control-allow-origin', 'access-control-expose-headers'];
 
 export function clientCors(options: {
   maxAgeSeconds: number;
@@ -32,7 +32,6 @@ export function clientCors(options: {
     }
     await handle(ctx, next);
     if (ctx.state.refusedOrigin !== undefined) {
-      for (const name of CORS_HEADERS) ctx.remove(name);
       ctx.state.log.info(
         { origin: ctx.state.refusedOrigin, path: ctx.path },
         'cross-origin request refused: origin not allowed by the account',
