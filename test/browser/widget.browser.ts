@@ -1,13 +1,15 @@
 // Palaver's chat widget in a real Chromium, embedded with its one script tag on a site of another
 // origin, talking to a real Palaver and a loopback Service: live answers without polling, several
 // devices and a login merge, a network drop, uploads, typing both ways, the unread badge, the
-// keyboard, and an accessibility check. Screenshots go to docs/images/ (the README shows one).
+// keyboard, an accessibility check, the prompt of an empty conversation, and the unavailable
+// state of a snippet or an account set up wrong. Screenshots go to docs/images/ (the README shows one).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page, Request } from 'playwright-core';
 import { useBrowser } from '../support/browser.ts';
+import { adminToken } from '../support/factories.ts';
 import { client } from '../support/http.ts';
 import { sharedServer } from '../support/server.ts';
 import { tenant, type Tenant } from '../support/tenant.ts';
@@ -17,6 +19,8 @@ import { pdf, png } from './files.ts';
 
 const IMAGES = path.resolve(import.meta.dirname, '..', '..', 'docs', 'images');
 const TITLE = 'Chat with Acme';
+const UNAVAILABLE = 'Sorry, the chat is not available at the moment.';
+const EMPTY_PROMPT = "Send us a message and we'll get back to you here.";
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 // In-page functions (this suite is typed without the DOM library). Focus inside a Shadow DOM is
@@ -336,5 +340,103 @@ describe('chat widget (Chromium)', function () {
       violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
       JSON.stringify(violations),
     ).to.deep.equal([]);
+  });
+
+  it('shows a prompt in an empty conversation without a welcome message, until there is a message', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    await widget(page).launcher.click();
+    const prompt = widget(page).log.getByText(EMPTY_PROMPT);
+    await prompt.waitFor();
+    await openAndSend(page, 'Hello there');
+    expect(await prompt.count(), 'the prompt is gone').to.equal(0);
+  });
+
+  /** Every call the page makes to Palaver (REST and Socket.IO), counted as the browser sends it. */
+  function palaverCalls(page: Page): () => number {
+    const server = new URL(sharedServer().url).origin;
+    let count = 0;
+    page.on('request', (request: Request) => {
+      const url = new URL(request.url());
+      if (url.origin === server && /^\/(clientApi|socket\.io)\//.test(url.pathname)) count++;
+    });
+    return () => count;
+  }
+
+  /**
+   * The unavailable state: the message, the composer disabled, one console line for the site
+   * owner naming the code and the account, and no call to Palaver after it, whatever used to try
+   * again: the backoff timer (the page's clock is run a minute ahead), the browser's `online`
+   * event, opening the chat again.
+   */
+  async function expectUnavailable(page: Page, calls: () => number, code: string, account: string): Promise<void> {
+    const w = widget(page);
+    await w.dialog.getByRole('alert').filter({ hasText: UNAVAILABLE }).waitFor();
+    const settled = calls();
+    expect(settled, 'it did call Palaver').to.be.greaterThan(0);
+    expect(await w.textbox.isDisabled(), 'text box disabled').to.equal(true);
+    expect(await w.send.isDisabled(), 'Send disabled').to.equal(true);
+    expect(await page.getByRole('button', { name: 'Attach file' }).isDisabled(), 'Attach disabled').to.equal(true);
+    expect(await w.log.getByText(EMPTY_PROMPT).count(), 'no prompt to write').to.equal(0);
+
+    await page.clock.runFor(60_000);
+    await page.evaluate(`window.dispatchEvent(new Event('online'))`);
+    await w.close.click();
+    await w.launcher.click();
+    await w.dialog.getByRole('alert').filter({ hasText: UNAVAILABLE }).waitFor();
+    // A round trip of the page's own after all that: a call the widget made before it was sent first.
+    await Promise.all([
+      page.waitForResponse(`${new URL(page.url()).origin}/site.css`),
+      page.evaluate(`fetch('/site.css').then(() => true)`),
+    ]);
+    expect(calls(), 'calls to Palaver after the unavailable state showed').to.equal(settled);
+
+    const owner = browser().console.filter((line) => line.includes(account));
+    expect(owner, browser().console.join('\n')).to.have.length(1);
+    expect(owner[0]).to.match(/^error: Palaver chat widget: /);
+    expect(owner[0]).to.include(code).and.include('data-account');
+  }
+
+  it('says the chat is unavailable and stops calling Palaver when the snippet names no account', async () => {
+    const site = await host({ account: 'NOT-A-REAL-ACCOUNT' });
+    const { page } = browser();
+    const calls = palaverCalls(page);
+    await page.clock.install();
+    // The registration is held until the visitor has written: what was on its way shows as not sent.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/clientApi/v1.9/devices', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(site.url);
+    const w = widget(page);
+    await w.launcher.click();
+    await w.textbox.fill('Is anyone there?');
+    await w.textbox.press('Enter');
+    await w.log.getByText('Sending…').waitFor();
+    release();
+
+    await expectUnavailable(page, calls, 'account_not_found', 'NOT-A-REAL-ACCOUNT');
+    const pending = page.locator('li.msg.pending', { hasText: 'Is anyone there?' });
+    expect(await pending.locator('.meta').innerText()).to.equal('Not sent.');
+    expect(await pending.getByRole('button', { name: 'Retry' }).count(), 'no Retry that could only fail').to.equal(0);
+  });
+
+  it('says the chat is unavailable on a page of an origin the account does not allow', async () => {
+    const allowed = await client(sharedServer().url).patch(`/adminApi/accounts/${t.account.id}`, {
+      token: await adminToken(),
+      json: { allowedOrigins: ['https://only.example'] },
+    });
+    expect(allowed.status, allowed.text).to.equal(200);
+    const site = await host();
+    const { page } = browser();
+    const calls = palaverCalls(page);
+    await page.clock.install();
+    await page.goto(site.url);
+    await widget(page).launcher.click();
+    await expectUnavailable(page, calls, 'origin_not_allowed', t.account.identification);
+    expect(browser().console.join('\n')).to.include(site.origin).and.include('Allowed widget origins');
   });
 });

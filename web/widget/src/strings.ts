@@ -24,6 +24,10 @@ export interface Strings {
   fileTooLarge: string;
   fileTypeRefused: string;
   download: string;
+  /** The panel's prompt while the conversation is empty and the account has no welcome message. */
+  emptyPrompt: string;
+  /** The panel's message when Palaver refuses this page for good (see unavailable.ts). */
+  unavailable: string;
 }
 
 const en: Strings = {
@@ -51,6 +55,8 @@ const en: Strings = {
   fileTooLarge: 'The file is too large.',
   fileTypeRefused: 'This kind of file cannot be sent.',
   download: 'Download',
+  emptyPrompt: "Send us a message and we'll get back to you here.",
+  unavailable: 'Sorry, the chat is not available at the moment.',
 };
 
 const nl: Strings = {
@@ -78,6 +84,8 @@ const nl: Strings = {
   fileTooLarge: 'Het bestand is te groot.',
   fileTypeRefused: 'Dit soort bestand kan niet worden verstuurd.',
   download: 'Downloaden',
+  emptyPrompt: 'Stuur ons een bericht, dan reageren we hier.',
+  unavailable: 'Sorry, de chat is op dit moment niet beschikbaar.',
 };
 
 export const STRINGS: Record<string, Strings> = { en, nl };

@@ -1,6 +1,7 @@
 // The widget's behaviour: registering the device once, the newest page on start and older pages
 // on scroll, one socket that resumes from the last message it has, sending with retries that
-// never write twice (clientMessageId), typing both ways, seen marks and the unread badge.
+// never write twice (clientMessageId), typing both ways, seen marks and the unread badge, and
+// the unavailable state when Palaver refuses this page for good (unavailable.ts).
 import { ClientApi } from './api.ts';
 import { connect, emitWithAck, type WidgetSocket } from './connection.ts';
 import { Conversation, type Outgoing } from './conversation.ts';
@@ -8,6 +9,7 @@ import { Emitter, type WidgetEvents } from './emitter.ts';
 import { IdentityStore, type Identity } from './identity.ts';
 import type { Settings } from './settings.ts';
 import { ApiError, TYPE, type ChatMessage, type MediaView } from './types.ts';
+import { isUnavailable, ownerMessage } from './unavailable.ts';
 import { avatar, mediaPath, renderMessage, renderOutgoing, type MessageActions } from './ui/message-view.ts';
 import { View } from './ui/view.ts';
 import { h } from './ui/dom.ts';
@@ -64,6 +66,8 @@ export class Widget {
   /** The chat was opened and the Service not told yet (chatOpened goes once the socket is up). */
   private chatOpenedPending = false;
   private destroyed = false;
+  /** Palaver refused this page for good (unavailable.ts): nothing is tried again. */
+  private unavailable = false;
   private readonly actions: MessageActions;
   private readonly onVisibility = () => this.markSeen();
   private readonly onOnline = () => this.flush();
@@ -88,6 +92,7 @@ export class Widget {
       strings: settings.strings,
       fileUrl: (media) => this.fileUrl(media),
       localFile: (id) => this.conversation.localFiles.get(id),
+      canRetry: () => !this.unavailable,
       reply: (text) => this.send(text, null),
       retry: (outgoing) => {
         outgoing.state = 'sending';
@@ -167,9 +172,12 @@ export class Widget {
   // ---- connection and history ----
 
   private start(): Promise<void> {
+    if (this.unavailable) return Promise.resolve();
     this.started ??= this.connectFresh().catch((err: unknown) => {
       this.started = null;
-      this.showConnection(false);
+      const code = codeOf(err);
+      if (isUnavailable(code)) this.becomeUnavailable(code);
+      else this.showConnection(false);
       throw err;
     });
     return this.started.catch(() => undefined);
@@ -250,7 +258,7 @@ export class Widget {
   }
 
   private openSocket(): void {
-    if (this.socket || this.destroyed) return;
+    if (this.socket || this.destroyed || this.unavailable) return;
     const socket = connect(this.settings.server, () => ({
       identification: `${this.settings.account}:${this.identity.deviceId}`,
       ...(this.identity.authorization ? { authorization: this.identity.authorization } : {}),
@@ -264,6 +272,8 @@ export class Widget {
     });
     socket.on('disconnect', () => this.showConnection(false));
     socket.on('connect_error', (err: Error) => {
+      // The handshake applies the account's settings too (say, an origin just removed from its list).
+      if (isUnavailable(err.message)) return this.becomeUnavailable(err.message);
       this.showConnection(false);
       if (NEEDS_AUTHORIZATION.has(err.message)) void this.reauthorize();
     });
@@ -306,13 +316,37 @@ export class Widget {
 
   private showConnection(online: boolean): void {
     const banner = this.view.banner;
-    banner.hidden = online || this.started === null;
+    banner.hidden = online || this.started === null || this.unavailable;
     banner.textContent = navigator.onLine ? this.settings.strings.reconnecting : this.settings.strings.offline;
+  }
+
+  /**
+   * Palaver refused this page for good (unavailable.ts): no more calls (no retries, no socket),
+   * what was on its way shows as not sent, the visitor reads that the chat is unavailable, and the
+   * site owner gets one console line saying what to fix.
+   */
+  private becomeUnavailable(code: string): void {
+    if (this.unavailable) return;
+    this.unavailable = true;
+    clearTimeout(this.retryTimer);
+    this.socket?.disconnect();
+    this.socket = null;
+    for (const outgoing of this.conversation.outgoing)
+      if (outgoing.state === 'sending') {
+        outgoing.state = 'failed';
+        outgoing.error = null;
+      }
+    console.error(ownerMessage(code, this.settings.account));
+    this.view.banner.hidden = true;
+    this.view.setUnavailable(this.settings.strings.unavailable);
+    this.render();
   }
 
   // ---- sending ----
 
   private send(text: string | null, file: File | null): void {
+    // A reply button still on screen: nothing can go, and nothing should look as if it might.
+    if (this.unavailable) return;
     const outgoing: Outgoing = { key: newKey(), text, file, mediaId: null, state: 'sending', error: null };
     this.conversation.outgoing.push(outgoing);
     this.stopTyping();
@@ -329,7 +363,7 @@ export class Widget {
    * clientMessageId, so Palaver writes it once.
    */
   private flush(): void {
-    if (this.sending || this.destroyed) return;
+    if (this.sending || this.destroyed || this.unavailable) return;
     const next = this.conversation.outgoing.find((o) => o.state === 'sending');
     if (!next) return;
     this.sending = true;
@@ -350,6 +384,8 @@ export class Widget {
   private async attempt(outgoing: Outgoing): Promise<boolean> {
     try {
       await this.start();
+      // Failed as not sent by becomeUnavailable.
+      if (this.unavailable) return true;
       if (outgoing.file && !outgoing.mediaId) outgoing.mediaId = await this.api.upload(outgoing.file);
       const body = outgoing.file
         ? { media: { id: outgoing.mediaId, description: outgoing.file.name }, clientMessageId: outgoing.key }
@@ -359,6 +395,10 @@ export class Widget {
       return true;
     } catch (err) {
       const code = codeOf(err);
+      if (isUnavailable(code)) {
+        this.becomeUnavailable(code);
+        return true;
+      }
       if (!code || !FINAL.has(code)) return false;
       outgoing.state = 'failed';
       outgoing.error = this.refusal(code);
@@ -449,7 +489,7 @@ export class Widget {
   /** Agent messages are seen when the open chat is on screen. */
   private markSeen(): void {
     const ids = [...this.conversation.unread];
-    if (!this.visible() || ids.length === 0 || this.markingSeen || !this.identity.registered) return;
+    if (!this.visible() || ids.length === 0 || this.markingSeen || !this.identity.registered || this.unavailable) return;
     this.markingSeen = true;
     this.api
       .markSeen(ids)
@@ -495,6 +535,9 @@ export class Widget {
     const wanted: HTMLElement[] = [];
     if (c.olderThan === null && c.welcomeMessage)
       wanted.push(this.keyed('welcome', c.welcomeMessage, () => h('li', { class: 'welcome' }, c.welcomeMessage ?? '')));
+    // Without a welcome message an empty conversation would be a blank panel: a prompt instead.
+    else if (c.olderThan === null && entries.length === 0 && !this.unavailable)
+      wanted.push(this.keyed('prompt', s.emptyPrompt, () => h('li', { class: 'welcome' }, s.emptyPrompt)));
     let previous: ChatMessage | undefined;
     for (const entry of entries) {
       if (entry.kind === 'message') {
@@ -508,7 +551,7 @@ export class Widget {
         );
       } else {
         const o = entry.outgoing;
-        wanted.push(this.keyed(`o${o.key}`, `${o.state}:${o.error}`, () => renderOutgoing(o, this.actions)));
+        wanted.push(this.keyed(`o${o.key}`, `${o.state}:${o.error}:${this.unavailable}`, () => renderOutgoing(o, this.actions)));
       }
     }
     const items = view.items;
@@ -537,7 +580,7 @@ export class Widget {
     );
 
     const last = c.last();
-    const replies = last && c.outgoing.length === 0 && last.typeId === 2 ? last.quickReplies : [];
+    const replies = last && c.outgoing.length === 0 && last.typeId === 2 && !this.unavailable ? last.quickReplies : [];
     view.quick.hidden = replies.length === 0;
     view.quick.replaceChildren(
       ...replies.map((text) => {

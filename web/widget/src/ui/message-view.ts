@@ -12,6 +12,8 @@ export interface MessageActions {
   fileUrl(media: MediaView): Promise<string>;
   /** The visitor's own file of a confirmed message, if this page still has it. */
   localFile(messageId: number): File | undefined;
+  /** False once the chat is unavailable: a Retry there could only fail again. */
+  canRetry(): boolean;
   /** A reply button's or quick reply's text, sent as the visitor's message. */
   reply(text: string): void;
   retry(outgoing: Outgoing): void;
@@ -198,9 +200,12 @@ export function renderOutgoing(outgoing: Outgoing, actions: MessageActions): HTM
     : null;
   const meta = h('div', { class: 'meta' });
   if (outgoing.state === 'failed') {
-    const retry = h('button', { type: 'button' }, strings.retry);
-    retry.addEventListener('click', () => actions.retry(outgoing));
-    meta.append(h('span', { class: 'failed' }, outgoing.error ?? strings.notSent), retry);
+    meta.append(h('span', { class: 'failed' }, outgoing.error ?? strings.notSent));
+    if (actions.canRetry()) {
+      const retry = h('button', { type: 'button' }, strings.retry);
+      retry.addEventListener('click', () => actions.retry(outgoing));
+      meta.append(retry);
+    }
   } else {
     meta.append(h('span', {}, strings.sending));
   }

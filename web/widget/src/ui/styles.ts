@@ -57,6 +57,7 @@ svg { width: 22px; height: 22px; fill: currentColor; }
 .close:focus-visible { outline-color: #fff; }
 
 .banner { padding: 8px 14px; font-size: 13px; background: #fff4e5; color: #7a4100; border-bottom: 1px solid #f5d9b0; }
+.unavailable { margin: 16px 14px 0; padding: 12px 14px; border-radius: 12px; background: #f6f8fa; border: 1px solid var(--line); text-align: center; font-size: 14px; }
 .sticky { padding: 10px 14px; font-size: 13px; background: #f6f8fa; border-bottom: 1px solid var(--line); color: var(--muted); white-space: pre-wrap; }
 
 .log { flex: 1; overflow-y: auto; padding: 12px 14px 6px; overscroll-behavior: contain; }
@@ -115,12 +116,14 @@ svg { width: 22px; height: 22px; fill: currentColor; }
   flex: 1; resize: none; border: 1px solid var(--line); border-radius: 18px; padding: 9px 14px; font: inherit; color: inherit;
   max-height: 120px; min-height: 40px; line-height: 1.4; background: #fff;
 }
+.composer textarea:disabled { background: #f6f8fa; cursor: not-allowed; }
 .composer textarea:focus { outline: 2px solid var(--primary); outline-offset: -1px; border-color: transparent; }
 .icon-button { width: 40px; height: 40px; border-radius: 50%; border: 0; display: grid; place-items: center; background: transparent; color: var(--muted); flex: 0 0 40px; }
 .icon-button:hover { background: #eef1f4; }
 .send { background: var(--primary); color: var(--on-primary); }
 .send:hover { background: var(--primary); filter: brightness(1.08); }
-.send:disabled { opacity: .45; cursor: default; filter: none; }
+.icon-button:disabled { opacity: .45; cursor: default; background: transparent; }
+.send:disabled { opacity: .45; cursor: default; filter: none; background: var(--primary); }
 .notice { padding: 6px 14px; font-size: 13px; color: var(--danger); }
 
 @media (max-width: 480px) {

@@ -1,6 +1,6 @@
 // The widget's elements in its Shadow DOM: the launcher with its unread badge, and the chat
 // dialog (WAI-ARIA dialog and log patterns): a header naming the dialog, the offline banner, the
-// sticky message, the conversation log, the typing line, quick replies and the composer.
+// sticky message, the chat-unavailable message, the conversation log, the typing line, quick replies and the composer.
 import type { Settings } from '../settings.ts';
 import { h, icon, ICONS } from './dom.ts';
 import { trapFocus } from './focus-trap.ts';
@@ -38,6 +38,7 @@ export class View {
   readonly headerAvatar: HTMLElement;
   readonly banner: HTMLElement;
   readonly sticky: HTMLElement;
+  readonly unavailable: HTMLElement;
   readonly log: HTMLElement;
   readonly older: HTMLElement;
   readonly items: HTMLOListElement;
@@ -47,6 +48,8 @@ export class View {
   readonly textarea: HTMLTextAreaElement;
   readonly sendButton: HTMLButtonElement;
   readonly fileInput: HTMLInputElement;
+  private readonly attach: HTMLButtonElement;
+  private readonly closeButton: HTMLButtonElement;
 
   constructor(
     private readonly settings: Settings,
@@ -76,6 +79,7 @@ export class View {
     this.headerAvatar = h('span', { hidden: true });
     this.subtitle = h('p', {});
     const close = h('button', { class: 'close', type: 'button', 'aria-label': s.closeChat }, icon(ICONS.close));
+    this.closeButton = close;
     const header = h(
       'div',
       { class: 'header' },
@@ -86,6 +90,7 @@ export class View {
 
     this.banner = h('div', { class: 'banner', role: 'status', hidden: true });
     this.sticky = h('div', { class: 'sticky', hidden: true });
+    this.unavailable = h('div', { class: 'unavailable', role: 'alert', hidden: true });
     this.older = h('div', { class: 'older', hidden: true });
     this.items = h('ol', { class: 'items' });
     this.log = h('div', { class: 'log', role: 'log', 'aria-label': s.messages, tabindex: '0' }, this.older, this.items);
@@ -107,6 +112,7 @@ export class View {
       accept: 'image/png,image/jpeg,image/gif,application/pdf,.doc,.docx,.xls,.xlsx,.ppt,.pptx,.txt,.csv,audio/*,video/mp4',
     });
     const attach = h('button', { class: 'icon-button', type: 'button', 'aria-label': s.attachFile }, icon(ICONS.attach));
+    this.attach = attach;
     this.sendButton = h('button', { class: 'icon-button send', type: 'submit', 'aria-label': s.send, disabled: true }, icon(ICONS.send));
     const composer = h('form', { class: 'composer' }, attach, this.fileInput, this.textarea, this.sendButton);
 
@@ -116,6 +122,7 @@ export class View {
       header,
       this.banner,
       this.sticky,
+      this.unavailable,
       this.log,
       this.typing,
       this.quick,
@@ -182,7 +189,8 @@ export class View {
     this.dialog.hidden = !open;
     this.root.classList.toggle('open', open);
     this.launcher.setAttribute('aria-expanded', String(open));
-    if (open) this.textarea.focus();
+    // A disabled text box (the chat is unavailable) cannot take focus: the dialog's first control does.
+    if (open) (this.textarea.disabled ? this.closeButton : this.textarea).focus();
     else this.launcher.focus();
   }
 
@@ -198,6 +206,18 @@ export class View {
 
   scrollToBottom(): void {
     this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  /** The chat cannot be used on this page: the message shows and the composer is disabled. */
+  setUnavailable(text: string): void {
+    const hadFocus = this.shadow.activeElement === this.textarea;
+    this.unavailable.textContent = text;
+    this.unavailable.hidden = false;
+    for (const control of [this.textarea, this.attach, this.sendButton]) control.disabled = true;
+    // "Write a message…" in a box that takes none would invite what cannot be done.
+    this.textarea.placeholder = '';
+    // Focus must not drop out of the open dialog with the text box it was in.
+    if (hadFocus) this.closeButton.focus();
   }
 
   showNotice(text: string | null): void {
