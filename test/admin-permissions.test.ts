@@ -145,6 +145,13 @@ const CASES: Case[] = [
     needs: ['conversations:read'],
     allowed: 200,
   },
+  {
+    method: 'GET',
+    route: '/accounts/:accountId/conversations',
+    path: (i) => `/adminApi/accounts/${i.accountId}/conversations`,
+    needs: ['conversations:read'],
+    allowed: 200,
+  },
   // An unknown user of the account: 404 once allowed, 403 before.
   {
     method: 'GET',

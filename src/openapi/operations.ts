@@ -119,6 +119,14 @@ export const operations: Operation[] = [
   },
   {
     method: 'get',
+    path: '/adminApi/accounts/{accountId}/conversations',
+    api: 'admin',
+    summary: 'Live conversations of the account with their last message, by last activity (newest first; without messages last)',
+    params: admin.accountIdParams,
+    query: admin.conversationsQuery,
+  },
+  {
+    method: 'get',
     path: '/adminApi/accounts/{accountId}/users/{userId}/messages',
     api: 'admin',
     summary: 'A conversation',

@@ -41,6 +41,7 @@ export const ADMIN_POLICY = {
   'POST /services/:serviceId/signing-secret': rule('record', 'services:edit'),
   'POST /services/:serviceId/test-event': rule('record', 'services:edit'),
   'GET /accounts/:accountId/users': rule('account', 'conversations:read'),
+  'GET /accounts/:accountId/conversations': rule('account', 'conversations:read'),
   'GET /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:read'),
   // Files sent in conversations: their content, like the messages'.
   'GET /accounts/:accountId/media/:year/:month/:day/:file': rule('account', 'conversations:read'),

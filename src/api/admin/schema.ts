@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createPrivateKey } from 'node:crypto';
+import type { ActivityCursor } from '../../conversations/by-activity.ts';
 import { isPermission } from '../../tenancy/permissions.ts';
 
 export const loginBody = z.object({
@@ -121,6 +122,23 @@ export const usersQuery = z.object({
   /** The `paging.before` cursor (a user id) of the previous page. */
   before: z.coerce.number().int().positive().optional(),
 });
+
+/** The place in the list by last activity (conversations/by-activity.ts): `m<message id>` or `u<user id>`. */
+const activityCursor = z
+  .string()
+  .regex(/^[mu][1-9][0-9]{0,15}$/, 'must be the paging.before of the previous page')
+  .transform((value): ActivityCursor => ({ kind: value.startsWith('m') ? 'message' : 'user', id: Number(value.slice(1)) }))
+  .refine((cursor) => cursor.id <= (cursor.kind === 'user' ? 2_147_483_647 : Number.MAX_SAFE_INTEGER), 'is out of range');
+
+export const conversationsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** The `paging.before` cursor of the previous page. */
+  before: activityCursor.optional(),
+});
+
+export function activityCursorText(cursor: ActivityCursor): string {
+  return `${cursor.kind === 'message' ? 'm' : 'u'}${cursor.id}`;
+}
 
 export const accountUserParams = accountIdParams.extend({
   userId: z.coerce.number().int().positive().max(2_147_483_647),

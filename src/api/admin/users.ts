@@ -1,5 +1,6 @@
 import { eraseUser } from '../../conversations/erase.ts';
 import { changeOwner } from '../../conversations/owners.ts';
+import { conversationsByActivity } from '../../conversations/by-activity.ts';
 import { messagePage } from '../../conversations/messages.ts';
 import { listUsers } from '../../tenancy/accounts.ts';
 import { AccountSchema, UserSchema } from '../../db/entities/index.ts';
@@ -10,7 +11,7 @@ import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { authorize } from './auth.ts';
-import { accountIdParams, accountUserParams, ownerBody, usersQuery } from './schema.ts';
+import { accountIdParams, accountUserParams, activityCursorText, conversationsQuery, ownerBody, usersQuery } from './schema.ts';
 
 /** The dashboard's view of conversations (conversations:read). */
 export function userRoutes(router: AppRouter): void {
@@ -21,6 +22,21 @@ export function userRoutes(router: AppRouter): void {
     const users = await listUsers(ctx.deps.db.orm.em, accountId, query.limit, query.before);
     const last = users.length === query.limit ? users[users.length - 1] : undefined;
     respond(ctx, { data: users.map(presentUserSummary), extra: { paging: { before: last?.id ?? null } } });
+  });
+
+  // The dashboard's list: each live conversation with its last message, by last activity.
+  router.get('/accounts/:accountId/conversations', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'GET /accounts/:accountId/conversations', accountId);
+    const query = parseQuery(ctx, conversationsQuery);
+    const page = await conversationsByActivity(ctx.deps.db.orm.em, accountId, query.limit, query.before);
+    respond(ctx, {
+      data: page.rows.map(({ user, lastMessage }) => ({
+        user: presentUserSummary(user),
+        lastMessage: lastMessage ? presentClientMessage(lastMessage, accountId) : null,
+      })),
+      extra: { paging: { before: page.next ? activityCursorText(page.next) : null } },
+    });
   });
 
   router.get('/accounts/:accountId/users/:userId/messages', async (ctx) => {
