@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { useBrowser } from '../support/browser.ts';
 import { DASHBOARD_SHOTS, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
@@ -21,6 +22,26 @@ const api = () => client(sharedServer().url);
 async function adminIdentifier(): Promise<string> {
   const me = await api().get<{ identifier: string }>('/adminApi/session', { token: await adminToken() });
   return me.body.data.identifier;
+}
+
+/**
+ * Waits until an expression is true in the page, evaluated over the DevTools protocol: the page's
+ * CSP refuses the eval that waitForFunction() polls with once the first check fails.
+ */
+async function until(page: Page, expression: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate<boolean>(expression))) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms: ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** What a phone (390 x 844) shows, where the page must not scroll sideways. */
+async function phoneShot(page: Page, name: string): Promise<void> {
+  await page.setViewportSize({ width: 390, height: 844 });
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth'), `${name}: wider than the screen`).to.be.at.most(390);
+  await page.screenshot({ path: `${DASHBOARD_SHOTS}/${name}-390.png` });
+  await page.setViewportSize({ width: 1280, height: 900 });
 }
 
 function filesUnder(dir: string): string[] {
@@ -233,6 +254,136 @@ describe('Operator dashboard', function () {
     await page.getByRole('list', { name: 'Messages' }).getByText('It ships today.').waitFor();
     await page.getByText('agent: Dana').waitFor();
     await screenshots(page, 'conversations');
+  });
+
+  it('lists conversations by last activity, one request a page with "Show more conversations", coalescing live changes', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    // 55 visitors (a page is 50): every widget open registers a user, most never write.
+    const visitors: Array<{ widget: Widget; userId: number }> = [];
+    for (let i = 0; i < 55; i++) {
+      const widget = new Widget(account);
+      const registered = await widget.register({ type: 3 });
+      expect(registered.status, registered.text).to.equal(200);
+      visitors.push({ widget, userId: registered.body.data.userId });
+    }
+    const [oldest, second] = [visitors[0], visitors[1]];
+    if (!oldest || !second) throw new Error('no visitors');
+    expect((await second.widget.send('Do you ship abroad?')).status).to.equal(200);
+    // The oldest user writes last: first in the list, although 54 users are newer.
+    expect((await oldest.widget.send('Is my order on its way?')).status).to.equal(200);
+    const lists: string[] = [];
+    const perUser: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === `/adminApi/accounts/${account.id}/conversations`) lists.push(url.search);
+      if (/\/users\/\d+\/messages$/.test(url.pathname)) perUser.push(url.pathname);
+    });
+
+    await openDashboard(page, `#/accounts/${account.id}/conversations`);
+    await signIn(page);
+    const entries = page.getByRole('list', { name: 'Users' }).getByRole('listitem');
+    await entries.first().getByText('Is my order on its way?').waitFor();
+    await entries.nth(1).getByText('Do you ship abroad?').waitFor();
+    expect(await entries.count()).to.equal(50);
+    const more = page.getByRole('button', { name: 'Show more conversations' });
+    await page.screenshot({ path: `${DASHBOARD_SHOTS}/conversations-first-page-1280.png` });
+    await more.click();
+    await until(page, `document.querySelectorAll('ul.users > li').length === 55`);
+    await more.waitFor({ state: 'hidden' });
+    const shown = await page.evaluate<string[]>(`[...document.querySelectorAll('ul.users a')].map((a) => a.getAttribute('href'))`);
+    const expected = [
+      oldest.userId,
+      second.userId,
+      ...visitors
+        .slice(2)
+        .map((v) => v.userId)
+        .reverse(),
+    ];
+    expect(shown).to.deep.equal(expected.map((id) => `#/accounts/${account.id}/conversations/${id}`));
+    expect(lists).to.have.length(2);
+    expect(perUser, 'no request per user').to.deep.equal([]);
+    await screenshots(page, 'conversations-by-activity');
+    await phoneShot(page, 'conversations-by-activity');
+
+    // Five visitors write at once while the list is slow to answer: one read in flight, one queued.
+    await page.route('**/conversations?*', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await route.continue();
+    });
+    lists.length = 0;
+    const writers = visitors.slice(10, 15);
+    await Promise.all(writers.map((v, i) => v.widget.send(`Question ${i}`)));
+    await entries
+      .first()
+      .getByText(/Question \d/)
+      .waitFor();
+    await until(page, `[...document.querySelectorAll('ul.users .last')].slice(0, 5).every((e) => /Question \\d/.test(e.textContent))`);
+    expect(lists.length, lists.join(' ')).to.be.within(1, 2);
+    // The pages loaded before stay: still every conversation, each once.
+    expect(await entries.count()).to.equal(55);
+    expect(perUser).to.deep.equal([]);
+  });
+
+  it('opens a conversation at its newest message, stays there as messages arrive, and keeps the place of an operator who scrolled up', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    const widget = new Widget(account);
+    const registered = await widget.register({ type: 3 });
+    const userId = registered.body.data.userId;
+    for (let i = 1; i <= 40; i++) expect((await widget.send(`Message number ${i}`)).status).to.equal(200);
+    const atBottom = `(() => { const l = document.querySelector('ol.messages'); return l.scrollHeight - l.scrollTop - l.clientHeight < 24 && l.scrollHeight > l.clientHeight; })()`;
+
+    await openDashboard(page, `#/accounts/${account.id}/conversations/${userId}`);
+    await signIn(page);
+    const messages = page.getByRole('list', { name: 'Messages' });
+    await messages.getByText('Message number 40', { exact: true }).waitFor();
+    expect(await page.evaluate<boolean>(atBottom), 'opens at the newest message').to.equal(true);
+
+    expect((await widget.send('A live one')).status).to.equal(200);
+    await messages.getByText('A live one').waitFor();
+    await until(page, atBottom);
+    expect(await page.evaluate<boolean>(atBottom), 'stays at the newest message').to.equal(true);
+
+    // Scrolled up to read: a new message does not move the view.
+    await page.evaluate(`document.querySelector('ol.messages').scrollTop = 100`);
+    await page.waitForTimeout(100);
+    expect((await widget.send('Another live one')).status).to.equal(200);
+    await messages.getByText('Another live one').waitFor();
+    await page.waitForTimeout(200);
+    expect(await page.evaluate<number>(`document.querySelector('ol.messages').scrollTop`)).to.equal(100);
+  });
+
+  it('wraps a long URL inside its bubble: no sideways scrolling at 390 px', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    const widget = new Widget(account);
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
+    const url = `https://shop.example/orders/track?number=${'8'.repeat(40)}&token=${'abcdef0123456789'.repeat(8)}`;
+    expect((await widget.send(`It says not found: ${url}`)).status).to.equal(200);
+    expect((await widget.send('Can you check?')).status).to.equal(200);
+    await openDashboard(page, `#/accounts/${account.id}/conversations/${userId}`);
+    await signIn(page);
+    await page.getByRole('list', { name: 'Messages' }).getByText('Can you check?').waitFor();
+    await screenshots(page, 'conversation-long-url');
+    // Opened on a phone: the conversation, under the list there, is brought into view, its newest message shown.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await page.getByRole('list', { name: 'Messages' }).getByText('Can you check?').waitFor();
+    await until(
+      page,
+      `(() => { const r = [...document.querySelectorAll('.message')].pop().getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`,
+    );
+    const bubble = await page.evaluate<{ bubble: number; list: number }>(`(() => {
+      const bubble = [...document.querySelectorAll('.message')].find((m) => m.textContent.includes('not found')).getBoundingClientRect();
+      const list = document.querySelector('ol.messages').getBoundingClientRect();
+      return { bubble: bubble.right, list: list.right };
+    })()`);
+    expect(bubble.bubble).to.be.at.most(bubble.list);
+    await phoneShot(page, 'conversation-long-url');
   });
 
   it("shows a conversation's image inline and downloads a PDF when asked, fetched with the operator's token", async () => {

@@ -140,3 +140,9 @@ export interface DeliveryStats {
   delivered: number;
   lastHour: Array<{ minute: string; delivered: number; failed: number }>;
 }
+
+/** An entry of GET /accounts/{id}/conversations: the user and their last message, if any. */
+export interface Conversation {
+  user: UserSummary;
+  lastMessage: ChatMessage | null;
+}

@@ -1,11 +1,13 @@
 import { api } from '../api.ts';
+import { coalesced } from '../coalesce.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import { onConversation } from '../live.ts';
 import { ConversationFiles } from '../media.ts';
 import type { PageContext } from '../main.ts';
 import { can } from '../permissions.ts';
-import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
-import { badge, busy, confirm, say, statusLine } from '../ui.ts';
+import type { AccountOverview, ChatMessage, Conversation, UserSummary } from '../types.ts';
+import { badge, busy, confirm, errorText, say, statusLine } from '../ui.ts';
+import { LoadedConversations } from './conversation-list.ts';
 
 const TYPE_NAMES: Record<number, string> = { 1: 'user', 2: 'agent', 3: 'system', 4: 'system', 5: 'system' };
 
@@ -15,57 +17,137 @@ function userName(user: UserSummary): string {
   return named ?? user.uniqueIdentifier ?? `Anonymous user ${user.id}`;
 }
 
-/** Conversations of an account, newest first, live; with a user id, that conversation too. */
+/** The list as loaded for the account last shown: kept while the operator moves between its conversations. */
+let kept: LoadedConversations | null = null;
+
+/** Near enough to the end of a scroller to count as reading the newest message. */
+function atBottom(scroller: HTMLElement): boolean {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 24;
+}
+
+function listEntry(
+  accountId: number,
+  services: Map<number, string>,
+  current: number | undefined,
+  { user, lastMessage: last }: Conversation,
+) {
+  return h(
+    'li',
+    { class: user.id === current ? 'current' : '' },
+    h(
+      'a',
+      { href: `#/accounts/${accountId}/conversations/${user.id}`, 'aria-current': user.id === current ? 'page' : null },
+      h('strong', {}, userName(user)),
+      last ? h('span', { class: 'last' }, last.message ?? (last.image ? '[file]' : '')) : h('span', { class: 'last none' }, 'No messages'),
+      h(
+        'span',
+        { class: 'hint' },
+        `${services.get(user.ownerServiceId) ?? 'Service'}${user.agent ? ` · ${user.agent.name}` : ''}${last ? ` · ${formatTime(last.time)}` : ''}`,
+      ),
+    ),
+  );
+}
+
+/** Conversations of an account by last activity, live; with a user id, that conversation too. */
 export async function conversationsPage(ctx: PageContext, accountId: number, userId?: number): Promise<void> {
   const account = (await api.get<AccountOverview>(`/accounts/${accountId}`)).data;
   const services = new Map(account.services.map((s) => [s.id, s.name]));
+  const loaded = kept?.accountId === accountId ? kept : new LoadedConversations(accountId);
+  kept = loaded;
   const list = h('ul', { class: 'plain users', 'aria-label': 'Users' });
+  const more = h('button', { type: 'button', class: 'secondary' }, 'Show more conversations');
+  const listStatus = statusLine();
+  const scroller = h('div', { class: 'conversation-list' }, list, more, listStatus);
+  scroller.addEventListener('scroll', () => {
+    loaded.scrollTop = scroller.scrollTop;
+  });
   const view = h('section', { class: 'card conversation', 'aria-label': 'Conversation' });
   const files = new ConversationFiles(accountId);
   ctx.onLeave(() => files.release());
 
-  const renderList = async () => {
-    const users = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=100`)).data;
-    // Newest activity first: a user's last message (fetched per user, one page of one message).
-    const withLast = await Promise.all(
-      users.map(async (user) => {
-        const last = (await api.get<ChatMessage[]>(`/accounts/${accountId}/users/${user.id}/messages?limit=1`)).data[0] ?? null;
-        return { user, last };
-      }),
-    );
-    withLast.sort((a, b) => (b.last?.time ?? Date.parse(b.user.createdAt) / 1000) - (a.last?.time ?? Date.parse(a.user.createdAt) / 1000));
+  const drawList = () => {
+    const entries = loaded.all();
+    const top = scroller.scrollTop;
     show(
       list,
-      ...(withLast.length === 0
+      ...(entries.length === 0
         ? [h('li', { class: 'empty' }, 'No conversations yet.')]
-        : withLast.map(({ user, last }) =>
-            h(
-              'li',
-              { class: user.id === userId ? 'current' : '' },
-              h(
-                'a',
-                { href: `#/accounts/${accountId}/conversations/${user.id}`, 'aria-current': user.id === userId ? 'page' : null },
-                h('strong', {}, userName(user)),
-                h('span', { class: 'last' }, last ? (last.message ?? (last.image ? '[file]' : '')) : 'No messages'),
-                h(
-                  'span',
-                  { class: 'hint' },
-                  `${services.get(user.ownerServiceId) ?? 'Service'}${user.agent ? ` · ${user.agent.name}` : ''}${last ? ` · ${formatTime(last.time)}` : ''}`,
-                ),
-              ),
-            ),
-          )),
+        : entries.map((entry) => listEntry(accountId, services, userId, entry))),
     );
+    more.hidden = loaded.next === null;
+    scroller.scrollTop = top;
+  };
+  const refreshList = coalesced(
+    async () => {
+      await loaded.refresh();
+      drawList();
+    },
+    (err) => say(listStatus, errorText(err), 'error'),
+  );
+  more.addEventListener(
+    'click',
+    () =>
+      void busy(more, listStatus, async () => {
+        await loaded.loadMore();
+        drawList();
+      }),
+  );
+
+  // The messages list stays in the page across live updates (only new messages are added), so
+  // its scroll position and loaded images stay. It follows the newest message while pinned: on
+  // opening, and while the operator is at the bottom; scrolled up, the view stays where it is.
+  const heading = h('div', {});
+  const messagesList = h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' });
+  const drawn = new Map<number, HTMLElement>();
+  let pinned = true;
+  const toBottom = () => {
+    messagesList.scrollTop = messagesList.scrollHeight;
+  };
+  messagesList.addEventListener('scroll', () => {
+    pinned = atBottom(messagesList);
+  });
+  // An image takes its height when it has loaded, after the list was scrolled.
+  messagesList.addEventListener(
+    'load',
+    () => {
+      if (pinned) toBottom();
+    },
+    true,
+  );
+
+  const drawMessages = (messages: ChatMessage[]) => {
+    const top = messagesList.scrollTop;
+    const stay = pinned;
+    show(
+      messagesList,
+      ...messages.map((m) => {
+        const existing = drawn.get(m.id);
+        if (existing) return existing;
+        const who = TYPE_NAMES[m.typeId] ?? 'system';
+        const item = h(
+          'li',
+          { class: `message ${who}` },
+          h('span', { class: 'author' }, who === 'agent' ? (m.agent?.name ?? 'Agent') : who === 'user' ? 'User' : 'System'),
+          m.message ? h('span', { class: 'text' }, m.message) : null,
+          m.media ? files.view(m.media) : null,
+          h('time', { class: 'hint' }, formatTime(m.time)),
+        );
+        drawn.set(m.id, item);
+        return item;
+      }),
+    );
+    if (stay) toBottom();
+    else messagesList.scrollTop = top;
   };
 
-  const renderConversation = async () => {
-    if (userId === undefined) {
-      show(view, h('p', { class: 'empty' }, 'Choose a conversation.'));
-      return;
-    }
-    const answer = await api.get<ChatMessage[]>(`/accounts/${accountId}/users/${userId}/messages?limit=200`);
+  const renderConversation = async (conversation: number) => {
+    const [answer, users] = await Promise.all([
+      api.get<ChatMessage[]>(`/accounts/${accountId}/users/${conversation}/messages?limit=200`),
+      api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${conversation + 1}`),
+    ]);
     const messages = [...answer.data].sort((a, b) => a.id - b.id);
     const agent = answer.agent as { name: string } | null;
+    const user = users.data.find((u) => u.id === conversation);
     const status = statusLine();
     const erase = can(ctx.me.grants, 'users:delete', accountId)
       ? h('button', { type: 'button', class: 'danger' }, 'Delete user (GDPR)')
@@ -83,29 +165,26 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
           )
             return;
           await busy(erase, status, async () => {
-            await api.delete(`/accounts/${accountId}/users/${userId}`);
+            await api.delete(`/accounts/${accountId}/users/${conversation}`);
+            loaded.forget(conversation);
             location.hash = `#/accounts/${accountId}/conversations`;
           });
         })(),
     );
-    const user = (await api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${userId + 1}`)).data.find(
-      (u) => u.id === userId,
-    );
     const ownerForm = user
       ? ownerSection(ctx, account, user, async () => {
-          await renderList();
-          await renderConversation();
+          await Promise.all([refreshList(), refreshConversation()]);
         })
       : null;
     show(
-      view,
+      heading,
       h(
         'div',
         { class: 'row spread' },
         h(
           'div',
           { class: 'row' },
-          h('h2', {}, user ? userName(user) : `User ${userId}`),
+          h('h2', {}, user ? userName(user) : `User ${conversation}`),
           agent ? badge(`agent: ${agent.name}`, 'ok') : null,
         ),
         erase,
@@ -119,24 +198,18 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
         : null,
       status,
       ownerForm,
-      h(
-        'ol',
-        { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' },
-        ...messages.map((m) => {
-          const who = TYPE_NAMES[m.typeId] ?? 'system';
-          return h(
-            'li',
-            { class: `message ${who}` },
-            h('span', { class: 'author' }, who === 'agent' ? (m.agent?.name ?? 'Agent') : who === 'user' ? 'User' : 'System'),
-            m.message ? h('span', { class: 'text' }, m.message) : null,
-            m.media ? files.view(m.media) : null,
-            h('time', { class: 'hint' }, formatTime(m.time)),
-          );
-        }),
-      ),
     );
+    drawMessages(messages);
   };
+  const refreshConversation = coalesced(
+    async () => {
+      if (userId !== undefined) await renderConversation(userId);
+    },
+    (err) => show(heading, h('p', { role: 'alert', class: 'status error' }, errorText(err))),
+  );
 
+  if (userId === undefined) show(view, h('p', { class: 'empty' }, 'Choose a conversation.'));
+  else show(view, heading, messagesList);
   show(
     ctx.main,
     h(
@@ -148,16 +221,22 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
       ' / Conversations',
     ),
     h('h1', {}, 'Conversations'),
-    h('div', { class: 'split' }, h('section', { class: 'card', 'aria-label': 'Conversation list' }, list), view),
+    h('div', { class: 'split' }, h('section', { class: 'card', 'aria-label': 'Conversation list' }, scroller), view),
   );
-  await Promise.all([renderList(), renderConversation()]);
+  // What was loaded before (another conversation of the account) at once, where it was scrolled to.
+  drawList();
+  scroller.scrollTop = loaded.scrollTop;
+  // Listening before the first reads: a change while they run is read after them.
   ctx.onLeave(
     onConversation((change) => {
       if (change.accountId !== accountId) return;
-      void renderList();
-      if (change.userId === userId) void renderConversation();
+      void refreshList();
+      if (change.userId === userId) void refreshConversation();
     }),
   );
+  await Promise.all([refreshList(), refreshConversation()]);
+  // In one column (narrow screens) the conversation is under the list: a chosen one is brought into view.
+  if (userId !== undefined && matchMedia('(max-width: 1000px)').matches) view.scrollIntoView({ block: 'start' });
 }
 
 /**
