@@ -17,8 +17,11 @@ function userName(user: UserSummary): string {
   return named ?? user.uniqueIdentifier ?? `Anonymous user ${user.id}`;
 }
 
-/** The list as loaded for the account last shown: kept while the operator moves between its conversations. */
-let kept: LoadedConversations | null = null;
+/**
+ * The list as loaded for the account last shown: kept while the operator moves between its
+ * conversations. Only for the same sign-in (`me` is read again at each), so nobody else sees it.
+ */
+let kept: { me: PageContext['me']; list: LoadedConversations } | null = null;
 
 /** Near enough to the end of a scroller to count as reading the newest message. */
 function atBottom(scroller: HTMLElement): boolean {
@@ -52,8 +55,8 @@ function listEntry(
 export async function conversationsPage(ctx: PageContext, accountId: number, userId?: number): Promise<void> {
   const account = (await api.get<AccountOverview>(`/accounts/${accountId}`)).data;
   const services = new Map(account.services.map((s) => [s.id, s.name]));
-  const loaded = kept?.accountId === accountId ? kept : new LoadedConversations(accountId);
-  kept = loaded;
+  const loaded = kept?.me === ctx.me && kept.list.accountId === accountId ? kept.list : new LoadedConversations(accountId);
+  kept = { me: ctx.me, list: loaded };
   const list = h('ul', { class: 'plain users', 'aria-label': 'Users' });
   const more = h('button', { type: 'button', class: 'secondary' }, 'Show more conversations');
   const listStatus = statusLine();
