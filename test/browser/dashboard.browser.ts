@@ -347,13 +347,46 @@ describe('Operator dashboard', function () {
     await until(page, atBottom);
     expect(await page.evaluate<boolean>(atBottom), 'stays at the newest message').to.equal(true);
 
-    // Scrolled up to read: a new message does not move the view.
-    await page.evaluate(`document.querySelector('ol.messages').scrollTop = 100`);
-    await page.waitForTimeout(100);
+    // Scrolled up to read (its scroll event at once, not at the next frame): a new message does not move the view.
+    await page.evaluate(
+      `(() => { const l = document.querySelector('ol.messages'); l.scrollTop = 100; l.dispatchEvent(new Event('scroll')); })()`,
+    );
     expect((await widget.send('Another live one')).status).to.equal(200);
     await messages.getByText('Another live one').waitFor();
-    await page.waitForTimeout(200);
     expect(await page.evaluate<number>(`document.querySelector('ol.messages').scrollTop`)).to.equal(100);
+  });
+
+  it('shows older messages on request above the newest 200, keeping what the operator reads in place', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    const widget = new Widget(account);
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
+    for (let i = 1; i <= 230; i++) expect((await widget.send(`Line ${i}`)).status).to.equal(200);
+
+    await openDashboard(page, `#/accounts/${account.id}/conversations/${userId}`);
+    await signIn(page);
+    const messages = page.getByRole('list', { name: 'Messages' });
+    await messages.getByText('Line 230', { exact: true }).waitFor();
+    expect(await messages.getByRole('listitem').count(), 'the newest page').to.equal(200);
+    expect(await messages.getByText('Line 30', { exact: true }).count()).to.equal(0);
+
+    // Scrolled to the top, where the oldest loaded message is read.
+    await page.evaluate(
+      `(() => { const l = document.querySelector('ol.messages'); l.scrollTop = 0; l.dispatchEvent(new Event('scroll')); })()`,
+    );
+    const reading = messages.getByText('Line 31', { exact: true });
+    const before = (await reading.boundingBox())?.y;
+    await page.getByRole('button', { name: 'Show older messages' }).click();
+    await messages.getByText('Line 1', { exact: true }).waitFor();
+    expect(await messages.getByRole('listitem').count()).to.equal(230);
+    expect((await reading.boundingBox())?.y, 'the message read stays where it was').to.be.closeTo(before ?? -1, 1);
+    expect(await page.getByRole('button', { name: 'Show older messages' }).isHidden(), 'nothing older').to.equal(true);
+
+    // A live message keeps the older ones loaded.
+    expect((await widget.send('Line 231')).status).to.equal(200);
+    await messages.getByText('Line 231', { exact: true }).waitFor();
+    expect(await messages.getByRole('listitem').count()).to.equal(231);
   });
 
   it('wraps a long URL inside its bubble: no sideways scrolling at 390 px', async () => {

@@ -10,6 +10,8 @@ import { badge, busy, confirm, errorText, say, statusLine } from '../ui.ts';
 import { LoadedConversations } from './conversation-list.ts';
 
 const TYPE_NAMES: Record<number, string> = { 1: 'user', 2: 'agent', 3: 'system', 4: 'system', 5: 'system' };
+/** Messages a read: the newest when a conversation opens or changes, then older ones on request. */
+const MESSAGES_PAGE = 200;
 
 function userName(user: UserSummary): string {
   const info = user.additionalInformation as { name?: unknown; email?: unknown } | null;
@@ -118,9 +120,21 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
     true,
   );
 
-  const drawMessages = (messages: ChatMessage[]) => {
+  // Every message read for this conversation, the newest page (read again on every change) and
+  // the older pages loaded with "Show older messages": kept across live updates.
+  const known = new Map<number, ChatMessage>();
+  /** Where the next older page starts; null when the oldest message is shown. */
+  let olderThan: number | null = null;
+  const olderButton = h('button', { type: 'button', class: 'secondary small older' }, 'Show older messages');
+  olderButton.hidden = true;
+  const olderStatus = statusLine();
+
+  const drawMessages = (messages: ChatMessage[], { prepended = false } = {}) => {
     const top = messagesList.scrollTop;
-    const stay = pinned;
+    // Older messages go above: what the operator was reading stays where it was on screen.
+    const fromBottom = messagesList.scrollHeight - top;
+    const listTop = messagesList.getBoundingClientRect().top;
+    const stay = pinned && !prepended;
     show(
       messagesList,
       ...messages.map((m) => {
@@ -139,16 +153,42 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
         return item;
       }),
     );
+    olderButton.hidden = olderThan === null;
+    // The button above comes or goes: the list moves on the page by as much, and its content with it.
+    const moved = messagesList.getBoundingClientRect().top - listTop;
     if (stay) toBottom();
-    else messagesList.scrollTop = top;
+    else if (prepended) messagesList.scrollTop = messagesList.scrollHeight - fromBottom + moved;
+    else messagesList.scrollTop = top + moved;
   };
+  const allMessages = () => [...known.values()].sort((a, b) => a.id - b.id);
+  olderButton.addEventListener(
+    'click',
+    () =>
+      void busy(olderButton, olderStatus, async () => {
+        if (userId === undefined || olderThan === null) return;
+        const page = await api.get<ChatMessage[]>(
+          `/accounts/${accountId}/users/${userId}/messages?limit=${MESSAGES_PAGE}&before=${olderThan}`,
+        );
+        for (const m of page.data) known.set(m.id, m);
+        olderThan = (page.paging as { before: number | null }).before;
+        drawMessages(allMessages(), { prepended: true });
+      }),
+  );
 
   const renderConversation = async (conversation: number) => {
     const [answer, users] = await Promise.all([
-      api.get<ChatMessage[]>(`/accounts/${accountId}/users/${conversation}/messages?limit=200`),
+      api.get<ChatMessage[]>(`/accounts/${accountId}/users/${conversation}/messages?limit=${MESSAGES_PAGE}`),
       api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${conversation + 1}`),
     ]);
-    const messages = [...answer.data].sort((a, b) => a.id - b.id);
+    const before = (answer.paging as { before: number | null }).before;
+    const newestKnown = Math.max(0, ...known.keys());
+    // The first read, or more messages came since the last one than a page holds: what is known
+    // no longer joins the newest page, so the view starts again from it (older ones on request).
+    if (known.size === 0 || (before !== null && before > newestKnown)) {
+      known.clear();
+      olderThan = before;
+    }
+    for (const m of answer.data) known.set(m.id, m);
     const agent = answer.agent as { name: string } | null;
     const user = users.data.find((u) => u.id === conversation);
     const status = statusLine();
@@ -202,7 +242,7 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
       status,
       ownerForm,
     );
-    drawMessages(messages);
+    drawMessages(allMessages());
   };
   const refreshConversation = coalesced(
     async () => {
@@ -212,7 +252,7 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
   );
 
   if (userId === undefined) show(view, h('p', { class: 'empty' }, 'Choose a conversation.'));
-  else show(view, heading, messagesList);
+  else show(view, heading, olderButton, olderStatus, messagesList);
   show(
     ctx.main,
     h(
