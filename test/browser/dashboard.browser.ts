@@ -370,6 +370,7 @@ describe('Operator dashboard', function () {
     await messages.getByText('Line 230', { exact: true }).waitFor();
     expect(await messages.getByRole('listitem').count(), 'the newest page').to.equal(200);
     expect(await messages.getByText('Line 30', { exact: true }).count()).to.equal(0);
+    await screenshots(page, 'conversation-older');
 
     // Scrolled to the top, where the oldest loaded message is read.
     await page.evaluate(

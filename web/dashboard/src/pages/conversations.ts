@@ -102,7 +102,8 @@ export async function conversationsPage(ctx: PageContext, accountId: number, use
   // its scroll position and loaded images stay. It follows the newest message while pinned: on
   // opening, and while the operator is at the bottom; scrolled up, the view stays where it is.
   const heading = h('div', {});
-  const messagesList = h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite' });
+  // Focusable: it scrolls, and a keyboard user scrolls it with the arrow keys.
+  const messagesList = h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-live': 'polite', tabindex: 0 });
   const drawn = new Map<number, HTMLElement>();
   let pinned = true;
   const toBottom = () => {
