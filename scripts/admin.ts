@@ -14,7 +14,7 @@ import { AccountSchema } from '../src/db/entities/index.ts';
 import { knownError } from '../src/errors.ts';
 import { presentApiKey } from '../src/presenters/api-key.ts';
 import { createLogger } from '../src/logger.ts';
-import { presentAccount, presentAccountOverview } from '../src/presenters/account.ts';
+import { presentAccountOverview, presentCreatedAccount } from '../src/presenters/account.ts';
 import { presentCreatedService, presentService } from '../src/presenters/service.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateServiceBody } from '../src/api/admin/schema.ts';
 
@@ -78,7 +78,7 @@ type Values = { [key: string]: string | boolean | string[] | undefined };
 type Command = (em: EntityManager, values: Values, config: Config) => Promise<unknown>;
 
 const commands: Record<string, Command> = {
-  'account:create': async (em, values) => presentAccount(await createAccount(em, valid(createAccountBody, { name: values.name }))),
+  'account:create': async (em, values) => presentCreatedAccount(await createAccount(em, valid(createAccountBody, { name: values.name }))),
 
   'account:show': async (em, values) => {
     const { accountId } = valid(accountIdParams, { accountId: values.account });

@@ -113,6 +113,8 @@ const schema = z.object({
     }),
     /** The longest a registered user's authorization header may be valid for, from now. */
     authorizationMaxLifetimeSeconds: z.coerce.number().int().positive(),
+    /** How long a rotated-out authorization secret still verifies users' headers. */
+    authorizationSecretGraceSeconds: z.coerce.number().int().nonnegative(),
     /** How long browsers may keep a CORS preflight answer. */
     corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
     /** Writes per device (messages, uploads, events, registrations) per window. */

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { adminToken, createAccount, createService, type AccountData } from './support/factories.ts';
 import { client } from './support/http.ts';
-import { sharedServer } from './support/server.ts';
+import { sharedServer, startTestServer } from './support/server.ts';
+import { Widget } from './support/widget.ts';
 
 interface Overview extends AccountData {
   services: Array<Record<string, unknown>>;
@@ -23,6 +24,70 @@ describe('Admin API: accounts and Services', () => {
     expect(account.identification).to.match(/^[A-Za-z0-9]{16}$/);
     expect(account.authorizationSecret).to.match(/^[0-9a-f]{64}$/);
     expect(account.defaultServiceId).to.equal(null);
+  });
+
+  it('shows the authorization secret only when the account is made or the secret rotated; the old one verifies for a grace period', async () => {
+    const token = await adminToken();
+    const account = await createAccount();
+    await createService(account.id, { name: 'Bot' });
+    const listed = await api().get('/adminApi/accounts', { token });
+    const shown = await api().get(`/adminApi/accounts/${account.id}`, { token });
+    const edited = await api().patch(`/adminApi/accounts/${account.id}`, { token, json: { name: 'Renamed' } });
+    for (const answer of [listed, shown, edited]) {
+      expect(answer.status).to.equal(200);
+      expect(answer.text, 'whoever holds it signs in as any customer').to.not.contain(account.authorizationSecret);
+      expect(answer.text).to.not.contain('authorizationSecret');
+    }
+
+    // A customer signed in with a header from the old secret, before the rotation.
+    const before = new Widget(account).signIn('customer-before-rotation');
+    expect((await before.register()).status).to.equal(200);
+    const rotated = await api().post<{ authorizationSecret: string; previousSecretExpiresAt: string }>(
+      `/adminApi/accounts/${account.id}/authorization-secret`,
+      { token },
+    );
+    expect(rotated.status, rotated.text).to.equal(200);
+    const { authorizationSecret, previousSecretExpiresAt } = rotated.body.data;
+    expect(authorizationSecret)
+      .to.match(/^[0-9a-f]{64}$/)
+      .and.not.equal(account.authorizationSecret);
+    expect(Date.parse(previousSecretExpiresAt) - Date.now()).to.be.within(86_000_000, 86_400_000);
+    // Both verify during the grace period: the old header, and a new one.
+    expect((await before.messages()).status).to.equal(200);
+    const after = new Widget({ ...account, authorizationSecret }).signIn('customer-after-rotation');
+    expect((await after.register()).status).to.equal(200);
+    const forged = new Widget({ ...account, authorizationSecret: 'f'.repeat(64) }).signIn('customer-forged');
+    expect((await forged.register()).body.notifications[0]?.message).to.equal('invalid_authorization');
+    const unknown = await api().post('/adminApi/accounts/2000000000/authorization-secret', { token });
+    expect(unknown.status).to.equal(404);
+  });
+
+  it('refuses a header signed with the rotated-out secret once its grace period is over', async () => {
+    const server = await startTestServer({ client: { authorizationSecretGraceSeconds: 0 } });
+    try {
+      const local = client(server.url);
+      const { email, password } = server.config.admin;
+      const token = (await local.post<{ token: string }>('/adminApi/login', { json: { email, password } })).body.data.token;
+      const account = (await local.post<AccountData>('/adminApi/accounts', { token, json: { name: 'No grace' } })).body.data;
+      await local.post(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 'Bot' } });
+      const old = new Widget(account, undefined, undefined, '', server.url).signIn('customer-old-secret');
+      expect((await old.register()).status).to.equal(200);
+      const rotated = await local.post<{ authorizationSecret: string }>(`/adminApi/accounts/${account.id}/authorization-secret`, { token });
+      expect(rotated.status).to.equal(200);
+      const refused = await old.messages();
+      expect(refused.status).to.equal(401);
+      expect(refused.body.notifications[0]?.message).to.equal('invalid_authorization');
+      const renewed = new Widget(
+        { ...account, authorizationSecret: rotated.body.data.authorizationSecret },
+        old.deviceId,
+        undefined,
+        '',
+        server.url,
+      );
+      expect((await renewed.signIn('customer-old-secret').messages()).status).to.equal(200);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('refuses an account without a name, listing the problem', async () => {

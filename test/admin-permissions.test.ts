@@ -74,6 +74,13 @@ const CASES: Case[] = [
     allowed: 200,
   },
   {
+    method: 'POST',
+    route: '/accounts/:accountId/authorization-secret',
+    path: (i) => `/adminApi/accounts/${i.accountId}/authorization-secret`,
+    needs: ['accounts:edit'],
+    allowed: 200,
+  },
+  {
     method: 'PUT',
     route: '/accounts/:accountId/default-service',
     path: (i) => `/adminApi/accounts/${i.accountId}/default-service`,

@@ -93,6 +93,13 @@ export const operations: Operation[] = [
     body: admin.updateAccountBody,
   },
   {
+    method: 'post',
+    path: '/adminApi/accounts/{accountId}/authorization-secret',
+    api: 'admin',
+    summary: "Rotate the account's authorization secret: the new one is shown once; the old one verifies headers for a grace period",
+    params: admin.accountIdParams,
+  },
+  {
     method: 'put',
     path: '/adminApi/accounts/{accountId}/default-service',
     api: 'admin',

@@ -1,13 +1,16 @@
 import type { Account, Service } from '../db/entities/index.ts';
 import { presentService } from './service.ts';
 
-/** An account as operators see it; `authorizationSecret` is what their backend signs user headers with. */
+/**
+ * An account as operators see it. Its authorization secret (what the customer's backend signs
+ * user headers with: whoever holds it can sign in as any customer) is not part of it: it is
+ * shown once, when the account is made or the secret rotated (presentAuthorizationSecret).
+ */
 export function presentAccount(account: Account) {
   return {
     id: account.id,
     identification: account.identification,
     name: account.name,
-    authorizationSecret: account.authorizationSecret,
     defaultServiceId: account.defaultServiceId ?? null,
     welcomeMessage: account.welcomeMessage ?? null,
     stickyMessage: account.stickyMessage ?? null,
@@ -23,5 +26,18 @@ export function presentAccountOverview(account: Account, services: Service[]) {
     ...presentAccount(account),
     services: presented,
     defaultService: presented.find((s) => s.isDefault) ?? null,
+  };
+}
+
+/** The answer that makes an account: the account and, this once, its authorization secret. */
+export function presentCreatedAccount(account: Account) {
+  return { ...presentAccount(account), authorizationSecret: account.authorizationSecret };
+}
+
+/** A rotated secret, shown this once, and until when the one before still verifies headers. */
+export function presentAuthorizationSecret(account: Account) {
+  return {
+    authorizationSecret: account.authorizationSecret,
+    previousSecretExpiresAt: account.previousAuthorizationSecretExpiresAt?.toISOString() ?? null,
   };
 }

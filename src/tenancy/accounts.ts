@@ -55,6 +55,18 @@ export async function updateAccount(em: EntityManager, accountId: number, change
   return account;
 }
 
+/**
+ * A new authorization secret, for when the old one may have leaked. The old one still verifies
+ * customers' headers for `graceSeconds`, so their backend can switch without signing anyone out.
+ */
+export async function rotateAuthorizationSecret(em: EntityManager, account: Account, graceSeconds: number): Promise<Account> {
+  account.previousAuthorizationSecret = account.authorizationSecret;
+  account.previousAuthorizationSecretExpiresAt = new Date(Date.now() + graceSeconds * 1000);
+  account.authorizationSecret = newAuthorizationSecret();
+  await em.flush();
+  return account;
+}
+
 /** The account's users, newest first, merged anonymous tombstones left out. */
 export async function listUsers(em: EntityManager, accountId: number, limit: number, beforeId?: number): Promise<User[]> {
   return em.find(

@@ -642,6 +642,25 @@ describe('Operator dashboard', function () {
     await deliveries.getByText('No delivery was waiting for a retry.').waitFor();
   });
 
+  it("rotates an account's authorization secret with a confirmation, shown once; both secrets sign in during the grace period", async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    await openDashboard(page, `#/accounts/${account.id}`);
+    await signIn(page);
+    const section = page.getByRole('region', { name: 'Authorization secret' });
+    await section.getByRole('button', { name: 'Rotate authorization secret' }).click();
+    await page.getByRole('dialog', { name: 'Rotate authorization secret' }).getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = await section.getByLabel('New authorization secret', { exact: true }).inputValue();
+    expect(secret)
+      .to.match(/^[0-9a-f]{64}$/)
+      .and.not.equal(account.authorizationSecret);
+    await section.getByText('Authorization secret rotated.').waitFor();
+    await screenshots(page, 'account-secret-rotated');
+    expect((await new Widget({ ...account, authorizationSecret: secret }).signIn('customer-new').register()).status).to.equal(200);
+    expect((await new Widget(account).signIn('customer-old').register()).status).to.equal(200);
+  });
+
   it('erases a user (GDPR) with a confirmation: rows and files gone', async () => {
     const { page } = browser();
     const hook = await receiver();

@@ -1,11 +1,12 @@
-import { createAccount, findAccountOverview, listAccounts, updateAccount } from '../../tenancy/accounts.ts';
+import { createAccount, findAccountOverview, listAccounts, rotateAuthorizationSecret, updateAccount } from '../../tenancy/accounts.ts';
 import { createService } from '../../tenancy/services.ts';
 import { changeDefaultService } from '../../tenancy/default-service.ts';
+import { AccountSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
-import { presentAccount, presentAccountOverview } from '../../presenters/account.ts';
+import { presentAccount, presentAccountOverview, presentAuthorizationSecret, presentCreatedAccount } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
 import { authorize, authorizeListing } from './auth.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
@@ -21,7 +22,7 @@ export function accountRoutes(router: AppRouter): void {
     authorize(ctx, 'POST /accounts');
     const body = parseBody(ctx, createAccountBody);
     const account = await createAccount(ctx.deps.db.orm.em, body);
-    respond(ctx, { data: presentAccount(account) }, 201);
+    respond(ctx, { data: presentCreatedAccount(account) }, 201);
   });
 
   router.get('/accounts/:accountId', async (ctx) => {
@@ -39,6 +40,16 @@ export function accountRoutes(router: AppRouter): void {
     const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
     if (!account) throw notFound('account_not_found');
     respond(ctx, { data: presentAccount(account) });
+  });
+
+  router.post('/accounts/:accountId/authorization-secret', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'POST /accounts/:accountId/authorization-secret', accountId);
+    const em = ctx.deps.db.orm.em.fork();
+    const account = await em.findOne(AccountSchema, { id: accountId });
+    if (!account) throw notFound('account_not_found');
+    const rotated = await rotateAuthorizationSecret(em, account, ctx.deps.config.client.authorizationSecretGraceSeconds);
+    respond(ctx, { data: presentAuthorizationSecret(rotated) });
   });
 
   router.put('/accounts/:accountId/default-service', async (ctx) => {

@@ -32,6 +32,8 @@ export const ADMIN_POLICY = {
   'POST /accounts': rule('everywhere', 'accounts:create'),
   'GET /accounts/:accountId': rule('account', 'accounts:read'),
   'PATCH /accounts/:accountId': rule('account', 'accounts:edit'),
+  // The new secret is shown in the answer: as much as editing the account.
+  'POST /accounts/:accountId/authorization-secret': rule('account', 'accounts:edit'),
   'PUT /accounts/:accountId/default-service': rule('account', 'services:edit'),
   'POST /accounts/:accountId/services': rule('account', 'services:edit'),
   'PATCH /services/:serviceId': rule('record', 'services:edit'),

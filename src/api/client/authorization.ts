@@ -25,6 +25,13 @@ function sameHex(a: string, b: string): boolean {
 
 const invalid = () => new AppError(401, 'invalid_authorization');
 
+/** The account's secrets: the current one, and the one before a rotation while it lasts. */
+export interface VerifyingAccount {
+  authorizationSecret: string;
+  previousAuthorizationSecret?: string | null | undefined;
+  previousAuthorizationSecretExpiresAt?: Date | null | undefined;
+}
+
 /**
  * What a customer's backend computes. `applicationSecret` is the customer's own (Parley's
  * demo apps use one of their own too); Palaver's tests and demo Service pass any.
@@ -47,7 +54,7 @@ export function issueAuthorization(
  */
 export function verifyAuthorization(
   header: string | undefined,
-  account: { authorizationSecret: string },
+  account: VerifyingAccount,
   options: { maxLifetimeSeconds: number; now?: number },
 ): RegisteredIdentity | undefined {
   const value = header?.trim().replace(/^Bearer\s+/i, '');
@@ -60,9 +67,14 @@ export function verifyAuthorization(
   const identification = parts.join('|');
   if (!identification || identification.length > 255 || !/^\d{1,12}$/.test(validUntilText)) throw invalid();
   if (!/^[\x21-\x7e]{1,512}$/.test(key)) throw invalid();
-  if (!sameHex(verify.toLowerCase(), hmac(account.authorizationSecret, `${identification}${key}${validUntilText}`))) throw invalid();
+  const now = options.now ?? Date.now();
+  const signed = `${identification}${key}${validUntilText}`;
+  const previous = account.previousAuthorizationSecretExpiresAt && account.previousAuthorizationSecretExpiresAt.getTime() > now;
+  const matches = (secret: string | null | undefined) => !!secret && sameHex(verify.toLowerCase(), hmac(secret, signed));
+  // After a rotation the secret before still verifies, until it expires (rotateAuthorizationSecret).
+  if (!matches(account.authorizationSecret) && !(previous && matches(account.previousAuthorizationSecret))) throw invalid();
   const validUntil = Number(validUntilText);
-  const nowSeconds = (options.now ?? Date.now()) / 1000;
+  const nowSeconds = now / 1000;
   if (validUntil < nowSeconds) throw new AppError(401, 'authorization_expired');
   if (validUntil - nowSeconds > options.maxLifetimeSeconds) throw new AppError(401, 'authorization_too_long');
   return { identification, validUntil };

@@ -18,6 +18,9 @@ export const AccountSchema = defineEntity({
     identification: p.string().unique(),
     name: p.string(),
     authorizationSecret: p.string(),
+    /** The secret before the last rotation: still verifies headers until it expires. */
+    previousAuthorizationSecret: p.string().nullable(),
+    previousAuthorizationSecretExpiresAt: p.datetime().nullable(),
     defaultServiceId: p.integer().nullable(),
     welcomeMessage: p.text().nullable(),
     stickyMessage: p.text().nullable(),

@@ -30,12 +30,16 @@ export interface Account {
   id: number;
   identification: string;
   name: string;
-  authorizationSecret: string;
   defaultServiceId: number | null;
   welcomeMessage: string | null;
   stickyMessage: string | null;
   allowedOrigins: string[];
   createdAt: string;
+}
+
+/** The answer that makes an account: its authorization secret is shown this once. */
+export interface CreatedAccount extends Account {
+  authorizationSecret: string;
 }
 
 export interface AccountOverview extends Account {

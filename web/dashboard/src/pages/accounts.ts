@@ -2,7 +2,7 @@ import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import type { PageContext } from '../main.ts';
 import { can } from '../permissions.ts';
-import type { Account } from '../types.ts';
+import type { Account, CreatedAccount } from '../types.ts';
 import { busy, say, secretBox, statusLine } from '../ui.ts';
 
 export async function accountsPage(ctx: PageContext): Promise<void> {
@@ -60,7 +60,7 @@ function createForm(ctx: PageContext): HTMLElement | null {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(button, status, async () => {
-      const created = (await api.post<Account>('/accounts', { name: name.value })).data;
+      const created = (await api.post<CreatedAccount>('/accounts', { name: name.value })).data;
       say(status, `Account ${created.name} created.`);
       form.reset();
       show(
