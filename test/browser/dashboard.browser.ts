@@ -224,7 +224,22 @@ describe('Operator dashboard', function () {
       expect(refused.body.notifications[0]?.message).to.equal('permission_denied');
       const after = await api().get<{ defaultServiceId: number }>(`/adminApi/accounts/${account.id}`, { token: await adminToken() });
       expect(after.body.data.defaultServiceId).to.equal(services[0]?.id);
+
+      // A Service's page shows them where its webhooks go and whether they go, nothing to change.
+      await page.getByRole('link', { name: services[0]?.name ?? '' }).click();
+      const settings = page.getByRole('region', { name: 'Settings' });
+      await settings.getByText('Webhook URL:').waitFor();
+      await settings.getByText('enabled', { exact: true }).waitFor();
+      expect(await page.getByRole('button', { name: 'Save Service' }).count()).to.equal(0);
     });
+  });
+
+  it('tells an operator without any grant why the account list is empty', async () => {
+    const { page } = browser();
+    const nobody = await newOperator([]);
+    await openDashboard(page);
+    await signIn(page, nobody.email, nobody.password);
+    await page.getByText('No account you may read. Ask an operator who manages operators for a grant.').waitFor();
   });
 
   it('shows a widget conversation live with its messages, and an agent message as it arrives', async () => {

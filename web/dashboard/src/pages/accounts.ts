@@ -9,7 +9,14 @@ export async function accountsPage(ctx: PageContext): Promise<void> {
   const accounts = (await api.get<Account[]>('/accounts').catch(() => ({ data: [] as Account[] }))).data;
   const list =
     accounts.length === 0
-      ? h('p', { class: 'empty' }, 'No accounts yet.')
+      ? h(
+          'p',
+          { class: 'empty' },
+          // Without a grant on every account, an empty list means no grant on any (each names an account).
+          can(ctx.me.grants, 'accounts:read', null) || can(ctx.me.grants, 'accounts:create', null)
+            ? 'No accounts yet.'
+            : 'No account you may read. Ask an operator who manages operators for a grant.',
+        )
       : h(
           'table',
           {},

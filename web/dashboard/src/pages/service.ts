@@ -36,7 +36,7 @@ export async function servicePage(ctx: PageContext, accountId: number, serviceId
           h('div', {}, settingsSection(service, ctx.me.server.privateWebhookAddresses), testEventSection(service)),
           h('div', {}, await keysSection(service), secretSection(service)),
         )
-      : h('p', { class: 'hint' }, 'You need the services:edit permission on this account to change this Service.'),
+      : readOnlySection(service),
     mayReadLog ? deliveriesSection(ctx, service, can(ctx.me.grants, 'deliveries:manage', accountId)) : null,
   );
 }
@@ -249,5 +249,23 @@ function secretSection(service: Service): HTMLElement {
     button,
     status,
     result,
+  );
+}
+
+/** What an operator without services:edit may still know: where the webhooks go, and whether they go. */
+function readOnlySection(service: Service): HTMLElement {
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'service-title' },
+    h('h2', { id: 'service-title' }, 'Settings'),
+    h('p', {}, 'Webhook URL: ', service.webhookUrl ? h('code', {}, service.webhookUrl) : 'none'),
+    h(
+      'p',
+      {},
+      'State: ',
+      service.enabled ? badge('enabled', 'ok') : badge('disabled', 'warn'),
+      service.disabledReason ? ` (${service.disabledReason})` : '',
+    ),
+    h('p', { class: 'hint' }, 'Changing this Service, its API keys and its signing secret needs the services:edit permission.'),
   );
 }
