@@ -277,6 +277,11 @@ describe('chat widget (Chromium)', function () {
     await widget(page).launcher.click();
     await badge.waitFor({ state: 'hidden' });
     // Seen on the server: the Service reads status 4 on both agent messages.
+    await waitForSeen(userId);
+  });
+
+  /** Waits until the Service reads every agent message as seen (status 4). */
+  async function waitForSeen(userId: string): Promise<void> {
     for (let i = 0; i < 100; i++) {
       const stored = await client(sharedServer().url).get<Array<{ typeId: number; status: number }>>(
         `/serviceApi/v2.3/users/${userId}/messages`,
@@ -286,6 +291,59 @@ describe('chat widget (Chromium)', function () {
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error('the agent messages were never marked seen');
+  }
+
+  /** The page's calls marking messages seen (PUT /messages/status/4), counted as the browser sends them. */
+  function seenCalls(page: Page): () => number {
+    let count = 0;
+    page.on('request', (request: Request) => {
+      if (request.method() === 'PUT' && request.url().endsWith('/clientApi/v1.9/messages/status/4')) count++;
+    });
+    return () => count;
+  }
+
+  it('tries marking seen again later after a passing failure, and it succeeds', async () => {
+    const site = await host();
+    const { page } = browser();
+    const seen = seenCalls(page);
+    let failed = 0;
+    await page.route('**/clientApi/v1.9/messages/status/4', async (route) => {
+      if (failed++ > 0) return route.continue();
+      await route.fulfill({
+        status: 500,
+        contentType: 'application/json',
+        body: JSON.stringify({ data: null, notifications: [{ type: 'error', message: 'internal_error' }], status: 'ERROR' }),
+      });
+    });
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Anyone?');
+    await widget(page).close.click();
+    await agentSays(userId, 'Yes, Ada here.');
+    await page.locator('.badge').filter({ hasText: '1' }).waitFor();
+    await widget(page).launcher.click();
+    await waitForSeen(userId);
+    expect(seen(), 'one failed call and one that succeeded').to.equal(2);
+  });
+
+  it('stops marking seen, and says the chat is unavailable, when the account stops allowing the page', async () => {
+    const site = await host();
+    const { page } = browser();
+    const calls = palaverCalls(page);
+    const seen = seenCalls(page);
+    await page.clock.install();
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Still there?');
+    await widget(page).close.click();
+    await agentSays(userId, 'Back in a minute.');
+    await page.locator('.badge').filter({ hasText: '1' }).waitFor();
+    const refused = await client(sharedServer().url).patch(`/adminApi/accounts/${t.account.id}`, {
+      token: await adminToken(),
+      json: { allowedOrigins: ['https://shop.example'] },
+    });
+    expect(refused.status, refused.text).to.equal(200);
+    await widget(page).launcher.click();
+    await expectUnavailable(page, calls, 'origin_not_allowed', t.account.identification);
+    expect(seen(), 'calls marking seen').to.equal(1);
   });
 
   it('works with the keyboard alone: Enter sends, Shift+Enter breaks lines, Tab stays in the dialog, Escape closes', async () => {

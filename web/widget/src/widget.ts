@@ -3,6 +3,7 @@
 // never write twice (clientMessageId), typing both ways, seen marks and the unread badge, and
 // the unavailable state when Palaver refuses this page for good (unavailable.ts).
 import { ClientApi } from './api.ts';
+import { Backoff } from './backoff.ts';
 import { connect, emitWithAck, type WidgetSocket } from './connection.ts';
 import { Conversation, type Outgoing } from './conversation.ts';
 import { Emitter, type WidgetEvents } from './emitter.ts';
@@ -59,10 +60,13 @@ export class Widget {
   private typingIdle: ReturnType<typeof setTimeout> | undefined;
   private agentTypingEnd: ReturnType<typeof setTimeout> | undefined;
   private markingSeen = false;
+  /** Marking seen failed for a reason that may pass: tried again when this fires. */
+  private seenTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly seenBackoff = new Backoff();
   /** An outgoing message is being tried (one at a time, in order). */
   private sending = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
-  private retryDelay = 1000;
+  private readonly retryBackoff = new Backoff();
   /** The chat was opened and the Service not told yet (chatOpened goes once the socket is up). */
   private chatOpenedPending = false;
   private destroyed = false;
@@ -158,6 +162,7 @@ export class Widget {
     clearTimeout(this.typingIdle);
     clearTimeout(this.agentTypingEnd);
     clearTimeout(this.retryTimer);
+    clearTimeout(this.seenTimer);
     document.removeEventListener('visibilitychange', this.onVisibility);
     window.removeEventListener('online', this.onOnline);
     for (const url of this.fileUrls.values())
@@ -329,6 +334,7 @@ export class Widget {
     if (this.unavailable) return;
     this.unavailable = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.seenTimer);
     this.socket?.disconnect();
     this.socket = null;
     for (const outgoing of this.conversation.outgoing)
@@ -371,12 +377,11 @@ export class Widget {
     void this.attempt(next).then((done) => {
       this.sending = false;
       if (done) {
-        this.retryDelay = 1000;
+        this.retryBackoff.reset();
         this.flush();
         return;
       }
-      this.retryTimer = setTimeout(() => this.flush(), this.retryDelay);
-      this.retryDelay = Math.min(this.retryDelay * 2, 30_000);
+      this.retryTimer = setTimeout(() => this.flush(), this.retryBackoff.next());
     });
   }
 
@@ -486,24 +491,35 @@ export class Widget {
     return this.isOpen && document.visibilityState === 'visible';
   }
 
-  /** Agent messages are seen when the open chat is on screen. */
+  /**
+   * Agent messages are seen when the open chat is on screen. A refusal for good ends in the
+   * unavailable state; any other failure is tried again after a growing delay (a new message or
+   * the tab coming back does not hurry it), so a lasting error never becomes a flood of calls.
+   */
   private markSeen(): void {
     const ids = [...this.conversation.unread];
-    if (!this.visible() || ids.length === 0 || this.markingSeen || !this.identity.registered || this.unavailable) return;
+    if (!this.visible() || ids.length === 0 || this.markingSeen || this.seenTimer || !this.identity.registered || this.unavailable) return;
     this.markingSeen = true;
-    this.api
-      .markSeen(ids)
-      .then(
-        () => this.conversation.setStatus(ids.map((id) => ({ id, status: 4 }))),
-        () => undefined,
-      )
-      .finally(() => {
+    this.api.markSeen(ids).then(
+      () => {
         this.markingSeen = false;
+        this.seenBackoff.reset();
+        this.conversation.setStatus(ids.map((id) => ({ id, status: 4 })));
         this.updateUnread();
         this.render();
         // Anything that arrived meanwhile.
-        if (this.conversation.unread.size > 0 && ids.length > 0) this.markSeen();
-      });
+        this.markSeen();
+      },
+      (err: unknown) => {
+        this.markingSeen = false;
+        const code = codeOf(err);
+        if (isUnavailable(code)) return this.becomeUnavailable(code);
+        this.seenTimer = setTimeout(() => {
+          this.seenTimer = undefined;
+          this.markSeen();
+        }, this.seenBackoff.next());
+      },
+    );
   }
 
   private updateUnread(): void {
