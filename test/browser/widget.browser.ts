@@ -1,10 +1,13 @@
 // Palaver's chat widget in a real Chromium, embedded with its one script tag on a site of another
 // origin, talking to a real Palaver and a loopback Service: live answers without polling, several
 // devices and a login merge, a network drop, uploads, typing both ways, the unread badge, the
-// keyboard, an accessibility check, the prompt of an empty conversation, and the unavailable
-// state of a snippet or an account set up wrong. Screenshots go to docs/images/ (the README shows one).
-import { readFileSync } from 'node:fs';
+// keyboard, an accessibility check, the prompt of an empty conversation, the unavailable
+// state of a snippet or an account set up wrong, seen marks after failures, and a visitor whose
+// user an operator erased. Screenshots go to docs/images/ (the README shows one); those of states
+// only checked by eye to $WIDGET_SHOTS (default: the temporary directory's w-shots).
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page, Request } from 'playwright-core';
@@ -18,6 +21,8 @@ import { startWidgetHost, type WidgetHost, type WidgetHostOptions } from '../sup
 import { pdf, png } from './files.ts';
 
 const IMAGES = path.resolve(import.meta.dirname, '..', '..', 'docs', 'images');
+/** Screenshots of states that are checked by eye, not published. */
+const SHOTS = process.env.WIDGET_SHOTS ?? path.join(os.tmpdir(), 'w-shots');
 const TITLE = 'Chat with Acme';
 const UNAVAILABLE = 'Sorry, the chat is not available at the moment.';
 const EMPTY_PROMPT = "Send us a message and we'll get back to you here.";
@@ -409,6 +414,82 @@ describe('chat widget (Chromium)', function () {
     await prompt.waitFor();
     await openAndSend(page, 'Hello there');
     expect(await prompt.count(), 'the prompt is gone').to.equal(0);
+  });
+
+  /** A state worth a look, at the page's size and on a phone (390 × 844), into SHOTS. */
+  async function shoot(page: Page, name: string): Promise<void> {
+    mkdirSync(SHOTS, { recursive: true });
+    const size = page.viewportSize();
+    await page.screenshot({ path: path.join(SHOTS, `${name}-desktop.png`) });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(SHOTS, `${name}-phone.png`) });
+    if (size) await page.setViewportSize(size);
+  }
+
+  async function erase(userId: string): Promise<void> {
+    const erased = await client(sharedServer().url).delete(`/adminApi/accounts/${t.account.id}/users/${userId}`, {
+      token: await adminToken(),
+    });
+    expect(erased.status, erased.text).to.equal(200);
+  }
+
+  /** The identity the widget keeps in localStorage (identity.ts). */
+  const storedIdentity = (page: Page) =>
+    page.evaluate<{ deviceId: string; registered: boolean }>(`JSON.parse(localStorage.getItem('palaver:${t.account.identification}'))`);
+
+  it('starts over as a new visitor after an operator erased the user: the next message is delivered', async () => {
+    const site = await host();
+    const { page, context } = browser();
+    await page.goto(site.url);
+    const erasedUser = await openAndSend(page, 'Please forget me');
+    const before = await storedIdentity(page);
+    // The socket goes (a network drop here; Palaver is to drop an erased user's sockets itself):
+    // its reconnection is refused with device_not_found, as every REST call is.
+    await context.setOffline(true);
+    await page
+      .getByRole('status')
+      .filter({ hasText: /offline|Reconnecting/ })
+      .waitFor();
+    await erase(erasedUser);
+
+    const w = widget(page);
+    await w.textbox.fill('Hello again');
+    await w.textbox.press('Enter');
+    await context.setOffline(false);
+    const delivered = await waitForPayload((p) => p.type === 'message' && p.message === 'Hello again');
+    expect(delivered.user.id, 'a new user').to.not.equal(erasedUser);
+    await page.locator('li.msg.pending').waitFor({ state: 'detached' });
+    await w.log.getByText('Hello again').waitFor();
+    expect(await w.log.getByText('Please forget me').count(), 'the erased conversation is gone').to.equal(0);
+    expect((await storedIdentity(page)).deviceId, 'a new device').to.not.equal(before.deviceId);
+    await shoot(page, 'erased-next-message');
+
+    await page.reload();
+    await w.launcher.click();
+    await w.log.getByText('Hello again').waitFor();
+  });
+
+  it('shows an empty conversation that works after a reload once an operator erased the user', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const erasedUser = await openAndSend(page, 'Delete my data');
+    const before = await storedIdentity(page);
+    await erase(erasedUser);
+
+    await page.reload();
+    const w = widget(page);
+    await w.launcher.click();
+    await w.log.getByText(EMPTY_PROMPT).waitFor();
+    expect(await w.log.getByText('Delete my data').count()).to.equal(0);
+    const after = await storedIdentity(page);
+    expect(after.deviceId, 'a new device').to.not.equal(before.deviceId);
+    expect(after.registered, 'registered when the chat opened').to.equal(true);
+    await shoot(page, 'erased-reload');
+    await w.textbox.fill('Starting fresh');
+    await w.textbox.press('Enter');
+    const delivered = await waitForPayload((p) => p.type === 'message' && p.message === 'Starting fresh');
+    expect(delivered.user.id, 'a new user').to.not.equal(erasedUser);
   });
 
   /** Every call the page makes to Palaver (REST and Socket.IO), counted as the browser sends it. */

@@ -48,9 +48,12 @@ export class IdentityStore {
     }
   }
 
-  /** A fresh anonymous device: what logout() starts over with. */
-  renew(): Identity {
-    const fresh = { deviceId: randomDeviceId(), authorization: null, registered: false };
+  /**
+   * A fresh device, not registered yet: anonymous for logout(), or still the signed-in customer
+   * when the old device was erased.
+   */
+  renew(authorization: string | null = null): Identity {
+    const fresh = { deviceId: randomDeviceId(), authorization, registered: false };
     this.save(fresh);
     return fresh;
   }

@@ -22,6 +22,8 @@ const NEEDS_AUTHORIZATION = new Set([
   'authorization_expired',
   'invalid_authorization',
 ]);
+/** The device no longer exists: an operator erased its user (GDPR), or it was never registered here. */
+const DEVICE_GONE = 'device_not_found';
 /** A refusal of the message itself: trying it again cannot help. */
 const FINAL = new Set([
   'validation_failed',
@@ -178,10 +180,12 @@ export class Widget {
 
   private start(): Promise<void> {
     if (this.unavailable) return Promise.resolve();
+    const deviceId = this.identity.deviceId;
     this.started ??= this.connectFresh().catch((err: unknown) => {
       this.started = null;
       const code = codeOf(err);
       if (isUnavailable(code)) this.becomeUnavailable(code);
+      else if (code === DEVICE_GONE) this.deviceGone(deviceId);
       else this.showConnection(false);
       throw err;
     });
@@ -264,6 +268,7 @@ export class Widget {
 
   private openSocket(): void {
     if (this.socket || this.destroyed || this.unavailable) return;
+    const deviceId = this.identity.deviceId;
     const socket = connect(this.settings.server, () => ({
       identification: `${this.settings.account}:${this.identity.deviceId}`,
       ...(this.identity.authorization ? { authorization: this.identity.authorization } : {}),
@@ -279,6 +284,7 @@ export class Widget {
     socket.on('connect_error', (err: Error) => {
       // The handshake applies the account's settings too (say, an origin just removed from its list).
       if (isUnavailable(err.message)) return this.becomeUnavailable(err.message);
+      if (err.message === DEVICE_GONE) return this.deviceGone(deviceId);
       this.showConnection(false);
       if (NEEDS_AUTHORIZATION.has(err.message)) void this.reauthorize();
     });
@@ -296,6 +302,20 @@ export class Widget {
     // A login elsewhere merged this anonymous conversation: read it again as it is now.
     socket.on('merged', () => void this.restart());
     socket.on('unauthorized', () => void this.reauthorize());
+  }
+
+  /**
+   * Palaver no longer knows this device (an operator erased its user): the conversation shown and
+   * the stored identity belong to nobody now. The widget starts over as a new device, anonymous or
+   * still the signed-in customer, with an empty conversation, and what was on its way goes there.
+   * Only once per device: the other calls that fail with it at the same time change nothing.
+   */
+  private deviceGone(deviceId: string): void {
+    if (deviceId !== this.identity.deviceId || !this.identity.registered) return;
+    this.identity = this.identities.renew(this.identity.authorization);
+    // An upload belonged to the erased user: the file goes again.
+    for (const outgoing of this.conversation.outgoing) outgoing.mediaId = null;
+    void this.restart();
   }
 
   /** The registered user's header expired: a fresh one from the site, or a fresh anonymous device. */
@@ -387,6 +407,7 @@ export class Widget {
 
   /** One try of an outgoing message: true when it is settled (stored, or refused for good). */
   private async attempt(outgoing: Outgoing): Promise<boolean> {
+    const deviceId = this.identity.deviceId;
     try {
       await this.start();
       // Failed as not sent by becomeUnavailable.
@@ -404,6 +425,8 @@ export class Widget {
         this.becomeUnavailable(code);
         return true;
       }
+      // Tried again as the new device, once its socket is up.
+      if (code === DEVICE_GONE) this.deviceGone(deviceId);
       if (!code || !FINAL.has(code)) return false;
       outgoing.state = 'failed';
       outgoing.error = this.refusal(code);
@@ -500,6 +523,7 @@ export class Widget {
     const ids = [...this.conversation.unread];
     if (!this.visible() || ids.length === 0 || this.markingSeen || this.seenTimer || !this.identity.registered || this.unavailable) return;
     this.markingSeen = true;
+    const deviceId = this.identity.deviceId;
     this.api.markSeen(ids).then(
       () => {
         this.markingSeen = false;
@@ -514,6 +538,8 @@ export class Widget {
         this.markingSeen = false;
         const code = codeOf(err);
         if (isUnavailable(code)) return this.becomeUnavailable(code);
+        // The new device has nothing unread.
+        if (code === DEVICE_GONE) return this.deviceGone(deviceId);
         this.seenTimer = setTimeout(() => {
           this.seenTimer = undefined;
           this.markSeen();
