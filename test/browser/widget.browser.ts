@@ -240,6 +240,28 @@ describe('chat widget (Chromium)', function () {
     expect(await link.getAttribute('href')).to.match(/^blob:/);
   });
 
+  it('offers no Retry for a file Palaver refuses for good, only Remove, which drops it', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    await openAndSend(page, 'Here is the program');
+    await page.locator('input[type="file"]').setInputFiles({
+      name: 'setup.exe',
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.concat([Buffer.from('MZ'), Buffer.alloc(510, 0x90)]),
+    });
+    const failed = page.locator('li.msg.pending', { hasText: 'setup.exe' });
+    await failed.getByText('This kind of file cannot be sent.').waitFor();
+    expect(await failed.getByRole('button', { name: 'Retry' }).count(), 'no Retry that could only fail').to.equal(0);
+    await shoot(page, 'refused-file');
+
+    await failed.getByRole('button', { name: 'Remove' }).click();
+    await failed.waitFor({ state: 'detached' });
+    expect(await widget(page).textbox.evaluate(FOCUSED), 'focus back in the text box').to.equal(true);
+    await widget(page).log.getByText('Here is the program').waitFor();
+    await shoot(page, 'refused-file-removed');
+  });
+
   it("sends the visitor's typing and shows the agent's", async () => {
     const site = await host();
     const { page } = browser();
@@ -349,6 +371,7 @@ describe('chat widget (Chromium)', function () {
     await widget(page).launcher.click();
     await expectUnavailable(page, calls, 'origin_not_allowed', t.account.identification);
     expect(seen(), 'calls marking seen').to.equal(1);
+    await shoot(page, 'seen-refused-unavailable');
   });
 
   it('works with the keyboard alone: Enter sends, Shift+Enter breaks lines, Tab stays in the dialog, Escape closes', async () => {

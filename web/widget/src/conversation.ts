@@ -58,8 +58,7 @@ export class Conversation {
 
   /** The visitor's message was stored as `id`: it leaves the outgoing list and takes its place by id. */
   confirm(outgoing: Outgoing, id: number): void {
-    const at = this.outgoing.indexOf(outgoing);
-    if (at >= 0) this.outgoing.splice(at, 1);
+    this.drop(outgoing);
     if (outgoing.file) this.localFiles.set(id, outgoing.file);
     if (this.messages.has(id)) return;
     this.messages.set(id, {
@@ -85,6 +84,12 @@ export class Conversation {
       carousel: [],
       status: 2,
     });
+  }
+
+  /** The message leaves the outgoing list: stored, or refused for good and removed by the visitor. */
+  drop(outgoing: Outgoing): void {
+    const at = this.outgoing.indexOf(outgoing);
+    if (at >= 0) this.outgoing.splice(at, 1);
   }
 
   setStatus(updates: ReadonlyArray<{ id: number; status: number }>): void {

@@ -12,6 +12,8 @@ export interface Strings {
   sending: string;
   notSent: string;
   retry: string;
+  /** Drops a message refused for good (a file too large, of a refused kind). */
+  remove: string;
   seen: string;
   offline: string;
   reconnecting: string;
@@ -43,6 +45,7 @@ const en: Strings = {
   sending: 'Sending…',
   notSent: 'Not sent.',
   retry: 'Retry',
+  remove: 'Remove',
   seen: 'Seen',
   offline: 'You are offline. Messages will be sent when the connection is back.',
   reconnecting: 'Connection lost. Reconnecting…',
@@ -72,6 +75,7 @@ const nl: Strings = {
   sending: 'Versturen…',
   notSent: 'Niet verstuurd.',
   retry: 'Opnieuw',
+  remove: 'Verwijderen',
   seen: 'Gelezen',
   offline: 'Je bent offline. Berichten gaan weg zodra de verbinding terug is.',
   reconnecting: 'Verbinding verbroken. Opnieuw verbinden…',

@@ -106,6 +106,11 @@ export class Widget {
         this.render();
         this.flush();
       },
+      remove: (outgoing) => {
+        this.conversation.drop(outgoing);
+        this.render();
+        this.view.focusComposer();
+      },
     };
     document.body.append(this.view.host);
     document.addEventListener('visibilitychange', this.onVisibility);

@@ -17,6 +17,8 @@ export interface MessageActions {
   /** A reply button's or quick reply's text, sent as the visitor's message. */
   reply(text: string): void;
   retry(outgoing: Outgoing): void;
+  /** Drops a message Palaver refused for good from the list. */
+  remove(outgoing: Outgoing): void;
 }
 
 const isImage = (mimeType: string) => mimeType.startsWith('image/');
@@ -201,7 +203,13 @@ export function renderOutgoing(outgoing: Outgoing, actions: MessageActions): HTM
   const meta = h('div', { class: 'meta' });
   if (outgoing.state === 'failed') {
     meta.append(h('span', { class: 'failed' }, outgoing.error ?? strings.notSent));
-    if (actions.canRetry()) {
+    // A refusal of the message itself (a file too large, of a refused kind) would be refused
+    // again: the visitor can only drop it.
+    if (outgoing.error !== null) {
+      const remove = h('button', { type: 'button' }, strings.remove);
+      remove.addEventListener('click', () => actions.remove(outgoing));
+      meta.append(remove);
+    } else if (actions.canRetry()) {
       const retry = h('button', { type: 'button' }, strings.retry);
       retry.addEventListener('click', () => actions.retry(outgoing));
       meta.append(retry);

@@ -194,6 +194,11 @@ export class View {
     else this.launcher.focus();
   }
 
+  /** Where focus goes when the control that had it leaves the list (a removed message's button). */
+  focusComposer(): void {
+    this.textarea.focus();
+  }
+
   setUnread(count: number): void {
     this.badge.hidden = count === 0;
     this.badge.textContent = count > 99 ? '99+' : String(count);
