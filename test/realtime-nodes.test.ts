@@ -114,6 +114,19 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
     expect(onA.messages()[0]).to.deep.include({ message: 'to the registered user' });
   });
 
+  it("an erasure on node B disconnects the erased user's sockets on node C, with device_not_found, and logs no error", async () => {
+    const widget = new Widget(account, undefined, undefined, '', onNode(1));
+    const userId = (await widget.register()).body.data.userId;
+    const onC = await socketOn(2, widget);
+    const gone = new Promise<string>((resolve) => onC.socket.once('disconnect', resolve));
+    const api = client(onNode(1));
+    const token = (await api.post<{ token: string }>('/adminApi/login', { json: ADMIN })).body.data.token;
+    expect((await api.delete(`/adminApi/accounts/${account.id}/users/${userId}`, { token })).status).to.equal(200);
+    expect(await gone).to.equal('io server disconnect');
+    expect(onC.events('unauthorized')).to.deep.equal([{ code: 'device_not_found' }]);
+    expect(nodes[2]!.output(), 'node C').not.to.match(/"level":(50|60)/);
+  });
+
   it('a key revoked or a Service disabled on node A is refused by nodes B and C, which had it in use', async () => {
     const api = client(onNode(0));
     const token = (await api.post<{ token: string }>('/adminApi/login', { json: ADMIN })).body.data.token;

@@ -2,9 +2,11 @@
 // everything of theirs — messages, uploads (rows here, bytes by the caller once committed),
 // devices, and every delivery about them (pending ones must not go out; delivered and dead ones
 // hold their messages in the log). Anonymous users merged into them go too: their rows are
-// tombstones pointing at this user. Under the users' row locks, like every conversation change.
+// tombstones pointing at this user. Under the users' row locks, like every conversation change;
+// once committed, every node disconnects the erased users' sockets (the `erased` notice).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgIntArray } from '../db/pg-arrays.ts';
+import { notify } from './notices.ts';
 import { lockUsers } from './users.ts';
 
 export interface Erased {
@@ -40,6 +42,8 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
     // Tombstones first: they refer to the user.
     await run<object[]>('delete from users where id = any(?::int[]) and id <> ?', [all, userId]);
     await run<object[]>('delete from users where id = ?', [userId]);
+    // Their devices are gone: open sockets of these users could only fail from here on.
+    notify(tx, { kind: 'erased', userIds: ids });
     return {
       userIds: ids,
       messages: messages.length,

@@ -16,6 +16,7 @@ import {
 import { DELIVERIES_OUT, deliveriesCte, type DeliveriesCte, type WrittenRow } from '../deliveries/outbox.ts';
 import { fromJson } from '../db/json.ts';
 import { messagePayload } from '../presenters/webhook-payloads.ts';
+import { notFound } from '../errors.ts';
 import { notify } from './notices.ts';
 import { CURRENT_AGENTS_OUT, lockUsersForMessages, type CurrentAgentsCte, type LockedUser } from './users.ts';
 
@@ -108,7 +109,8 @@ async function lockForMessages(em: EntityManager, rows: readonly MessageRow[]): 
   const target = rows.map((row) => {
     const user = users.get(row.userId);
     const live = user?.mergedIntoUserId != null ? users.get(user.mergedIntoUserId) : user;
-    if (!live) throw new Error(`user ${row.userId} not found`);
+    // Erased (GDPR) after its sender read the conversation: the caller's 404, as REST would answer.
+    if (!live) throw notFound('user_not_found');
     return live;
   });
   return { target, ids: messageIds };

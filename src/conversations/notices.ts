@@ -34,10 +34,14 @@ export type Notice =
 
 /**
  * Notices about callers rather than a conversation: the device (its id) left the user for
- * another customer, so its sockets identify their caller again; an account, its Services or
- * their API keys changed, so every node reads that account's Service API keys afresh.
+ * another customer, so its sockets identify their caller again; users were erased (GDPR) with
+ * their devices, so their sockets are told and disconnected; an account, its Services or their
+ * API keys changed, so every node reads that account's Service API keys afresh.
  */
-export type CallerNotice = { kind: 'deviceMoved'; userId: number; deviceId: number } | { kind: 'account'; accountId: number };
+export type CallerNotice =
+  | { kind: 'deviceMoved'; userId: number; deviceId: number }
+  | { kind: 'erased'; userIds: number[] }
+  | { kind: 'account'; accountId: number };
 
 /** Everything a transaction can tell the gateway. */
 export type AnyNotice = Notice | CallerNotice;

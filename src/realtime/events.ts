@@ -17,8 +17,12 @@ export interface ServerToClientEvents {
   messageStatus(payload: { messages: Array<{ id: number; status: number }> }): void;
   /** This socket's anonymous conversation was merged into a registered one: reload history. */
   merged(payload: { userId: number }): void;
-  /** The registered user's authorization header expired (its validUntil passed): the socket is disconnected next. */
-  unauthorized(payload: { code: 'authorization_expired' }): void;
+  /**
+   * The socket is disconnected next: the registered user's authorization header expired (its
+   * validUntil passed), or the user was erased with their devices (`device_not_found`, what
+   * REST answers the device from then on: register it again).
+   */
+  unauthorized(payload: { code: 'authorization_expired' | 'device_not_found' }): void;
 }
 
 export type Ack = (answer: Envelope) => void;

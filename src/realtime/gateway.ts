@@ -324,6 +324,10 @@ export class Gateway {
       this.deps.serviceCallers.dropAccount(notice.accountId);
       return;
     }
+    if (notice.kind === 'erased') {
+      for (const userId of notice.userIds) this.disconnectErased(userId);
+      return;
+    }
     if (notice.kind === 'merged') {
       this.operators?.receive(notice);
       void this.moveSockets(notice.fromUserId, notice.toUserId);
@@ -374,6 +378,22 @@ export class Gateway {
         this.io?.local.to(targets.map((socket) => socket.id)).emit('message', presentClientMessage(message, first.data.accountId));
     } catch (err) {
       this.deps.logger.warn({ err }, 'socket message read failed');
+    }
+  }
+
+  /**
+   * An erased user's sockets: told first, with the code REST now answers their device, so a
+   * client registers it again (a fresh conversation), then disconnected, so no event of theirs
+   * runs for a user that is gone.
+   */
+  private disconnectErased(userId: number): void {
+    const sockets = this.byUser.get(userId);
+    if (!sockets) return;
+    this.byUser.delete(userId);
+    for (const socket of sockets) {
+      dropCaller(socket);
+      socket.emit('unauthorized', { code: 'device_not_found' });
+      socket.disconnect(true);
     }
   }
 

@@ -306,7 +306,8 @@ export class Widget {
     });
     // A login elsewhere merged this anonymous conversation: read it again as it is now.
     socket.on('merged', () => void this.restart());
-    socket.on('unauthorized', () => void this.reauthorize());
+    // The conversation was erased (GDPR) with this device: register it again, a fresh conversation.
+    socket.on('unauthorized', ({ code }) => void (code === 'device_not_found' ? this.restart() : this.reauthorize()));
   }
 
   /**
