@@ -306,8 +306,8 @@ export class Widget {
     });
     // A login elsewhere merged this anonymous conversation: read it again as it is now.
     socket.on('merged', () => void this.restart());
-    // The conversation was erased (GDPR) with this device: register it again, a fresh conversation.
-    socket.on('unauthorized', ({ code }) => void (code === 'device_not_found' ? this.restart() : this.reauthorize()));
+    // The conversation was erased (GDPR) with this device: a new device, a fresh conversation.
+    socket.on('unauthorized', ({ code }) => (code === DEVICE_GONE ? this.deviceGone(deviceId) : void this.reauthorize()));
   }
 
   /**
