@@ -15,6 +15,7 @@ import { GroupCommit } from '../conversations/group-commit.ts';
 import { notify } from '../conversations/notices.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { logFailedAttempt } from './attempt-log.ts';
 import type { Metrics } from '../metrics.ts';
 import { acceptHandoffs, committed, refuseHandoffs, type Room } from './handoff.ts';
 import { nextDelayMs } from './schedule.ts';
@@ -323,15 +324,19 @@ export class DeliveryWorker {
       case 'failed':
         await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
         deliveries.inc({ outcome: 'dead' });
+        logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt: null });
         return;
       case 'retry': {
         const delay = nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
         if (delay === null) {
           await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
           deliveries.inc({ outcome: 'dead' });
+          logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt: null });
         } else {
-          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error, ...timing });
+          const nextAttemptAt = new Date(Date.now() + delay);
+          await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
           deliveries.inc({ outcome: 'failed' });
+          logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt });
         }
       }
     }
@@ -370,15 +375,19 @@ export class DeliveryWorker {
       case 'undeliverable':
         await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
         count('dead');
+        logFailedAttempt(this.deps.logger, push, { status, error, nextAttemptAt: null });
         return;
       case 'retry': {
         const delay = nextDelayMs(push.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
         if (delay === null) {
           await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
           count('dead');
+          logFailedAttempt(this.deps.logger, push, { status, error, nextAttemptAt: null });
         } else {
-          await this.outcomes.send({ type: 'retry', id, nextAttemptAt: new Date(Date.now() + delay), status, error, ...timing });
+          const nextAttemptAt = new Date(Date.now() + delay);
+          await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
           count('failed');
+          logFailedAttempt(this.deps.logger, push, { status, error, nextAttemptAt });
         }
       }
     }
