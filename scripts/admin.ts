@@ -3,12 +3,21 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../src/config.ts';
+import { DataDirInUseError } from '../src/db/data-dir-lock.ts';
 import { migrate, openDatabase } from '../src/db/orm.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAccount, findAccountOverview } from '../src/tenancy/accounts.ts';
 import { createOperator } from '../src/tenancy/operators.ts';
 import { isPermission, type Grant } from '../src/tenancy/permissions.ts';
-import { createService, findService, issueApiKey, revokeApiKey, rotateSigningSecret, updateService } from '../src/tenancy/services.ts';
+import {
+  createService,
+  findService,
+  issueApiKey,
+  listApiKeys,
+  revokeApiKey,
+  rotateSigningSecret,
+  updateService,
+} from '../src/tenancy/services.ts';
 import { changeDefaultService } from '../src/tenancy/default-service.ts';
 import { AccountSchema } from '../src/db/entities/index.ts';
 import { knownError } from '../src/errors.ts';
@@ -25,6 +34,7 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   service:create  --account ID --name NAME [--webhook-url URL]
   service:update  --service ID [--name NAME] [--webhook-url URL] [--enable | --disable]
   default-service:set --account ID --identification SERVICE_IDENTIFICATION
+  key:list        --service ID   (the keys' ids, prefixes and creation times)
   key:create      --service ID
   key:revoke      --service ID --key KEY_ID
   secret:rotate   --service ID
@@ -120,6 +130,12 @@ const commands: Record<string, Command> = {
     return { accountId, defaultService: serviceIdentification, changed };
   },
 
+  // The ids key:revoke takes, told apart by their prefixes (the start of the key).
+  'key:list': async (em, values) => {
+    const { service } = await existingService(em, values);
+    return (await listApiKeys(em, service.id)).map(presentApiKey);
+  },
+
   'key:create': async (em, values) => {
     const { service } = await existingService(em, values);
     const { apiKey, key } = issueApiKey(em, service.id);
@@ -182,7 +198,17 @@ async function main(argv: string[]): Promise<number> {
 
   const config = loadConfig();
   const logger = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel, logFormat: config.logFormat }, 2);
-  const db = await openDatabase(config, logger);
+  let db: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    db = await openDatabase(config, logger);
+  } catch (err) {
+    // A running server holds the embedded database: one line saying so, not a stack.
+    if (!(err instanceof DataDirInUseError)) throw err;
+    process.stderr.write(
+      `error: the data directory ${err.dataDir} is in use by process ${err.pid}; stop the server first, or use the Admin API\n`,
+    );
+    return 2;
+  }
   try {
     await migrate(db, logger);
     const result = await command(db.orm.em.fork(), values, config);

@@ -120,6 +120,15 @@ describe('the server process', function () {
       expect(second.stdout + second.stderr).to.contain('is in use by process');
       expect((await client(running.url).get('/readyz')).status, 'the first one still serves').to.equal(200);
     });
+
+    it('has the admin CLI refuse, in one line and with exit code 2, a data directory a running server holds', async () => {
+      running = await startProcess(env());
+      const cli = await runProcess('scripts/admin.ts', ['account:show', '--account', '1'], env());
+      expect(cli.code, cli.stderr).to.equal(2);
+      expect(cli.stderr.trim().split('\n'), 'one line, no stack').to.have.length(1);
+      expect(cli.stderr).to.match(/^error: the data directory .+ is in use by process \d+; stop the server first, or use the Admin API\n$/);
+      expect(cli.stdout).to.equal('');
+    });
   }
 
   it('sets up accounts and Services from the command line (npm run admin)', async () => {
@@ -149,6 +158,18 @@ describe('the server process', function () {
     const key = await runProcess('scripts/admin.ts', ['key:create', '--service', serviceId], env());
     expect(key.code, key.stderr).to.equal(0);
     expect((JSON.parse(key.stdout) as { apiKey: string }).apiKey).to.match(/^pk_/);
+    // key:list shows what key:revoke takes: ids, with the prefixes the keys start with.
+    const listed = await runProcess('scripts/admin.ts', ['key:list', '--service', serviceId], env());
+    expect(listed.code, listed.stderr).to.equal(0);
+    const keys = JSON.parse(listed.stdout) as Array<{ id: number; prefix: string; createdAt: string; revokedAt: string | null }>;
+    expect(keys.map((k) => k.prefix)).to.deep.equal([
+      created.apiKey.slice(0, 10),
+      (JSON.parse(key.stdout) as { apiKey: string }).apiKey.slice(0, 10),
+    ]);
+    expect(keys.every((k) => !Number.isNaN(Date.parse(k.createdAt)) && k.revokedAt === null)).to.equal(true);
+    const revoked = await runProcess('scripts/admin.ts', ['key:revoke', '--service', serviceId, '--key', String(keys[0]?.id)], env());
+    expect(revoked.code, revoked.stderr).to.equal(0);
+    expect(JSON.parse(revoked.stdout)).to.include({ id: keys[0]?.id, prefix: keys[0]?.prefix });
     const disabled = await runProcess('scripts/admin.ts', ['service:update', '--service', serviceId, '--disable'], env());
     expect(disabled.code, disabled.stderr).to.equal(0);
     expect(JSON.parse(disabled.stdout)).to.include({ enabled: false, disabledReason: 'operator' });

@@ -4,7 +4,10 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export class DataDirInUseError extends Error {
-  constructor(dataDir: string, pid: number) {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
     super(
       `The data directory ${dataDir} is in use by process ${pid} (a running Palaver?). ` +
         'Stop it first, or point PALAVER_DATA_DIR elsewhere.',
