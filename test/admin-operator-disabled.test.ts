@@ -75,6 +75,33 @@ describe('Admin API: disabling an operator', () => {
     expect((await api().get('/adminApi/session', { token })).status).to.equal(200);
   });
 
+  it('refuses taking operators:manage everywhere from oneself with 409 cannot_remove_own_operators_manage; others may', async () => {
+    const manager = await newOperator([
+      { permission: 'operators:manage', accountId: null },
+      { permission: 'accounts:read', accountId: null },
+    ]);
+    const token = (await signIn(manager.email)).body.data.token;
+    const own = (grants: Array<{ permission: string; accountId: number | null }>) =>
+      api().put(`/adminApi/operators/${manager.id}/grants`, { token, json: { grants } });
+    for (const grants of [[], [{ permission: 'accounts:read', accountId: null }], [{ permission: 'operators:manage', accountId: 1 }]]) {
+      const refused = await own(grants);
+      expect(refused.status, JSON.stringify(grants)).to.equal(409);
+      expect(refused.body.notifications).to.deep.equal([{ type: 'error', message: 'cannot_remove_own_operators_manage' }]);
+    }
+    // Nothing changed: the manager still manages operators.
+    expect((await api().get('/adminApi/operators', { token })).status).to.equal(200);
+    // Keeping it (or `*`) everywhere is a change like any other.
+    const kept = await own([{ permission: '*', accountId: null }]);
+    expect(kept.status, kept.text).to.equal(200);
+    // Another operator who manages operators may take it.
+    const taken = await api().put(`/adminApi/operators/${manager.id}/grants`, {
+      token: await adminToken(),
+      json: { grants: [{ permission: 'accounts:read', accountId: null }] },
+    });
+    expect(taken.status, taken.text).to.equal(200);
+    expect((await api().get('/adminApi/operators', { token })).status).to.equal(403);
+  });
+
   it('answers 404 for an unknown operator and 422 naming the field for a bad body', async () => {
     const token = await adminToken();
     const unknown = await api().put('/adminApi/operators/2147483000/disabled', { token, json: { disabled: true } });

@@ -280,7 +280,7 @@ export const operations: Operation[] = [
     method: 'put',
     path: '/adminApi/operators/{operatorId}/grants',
     api: 'admin',
-    summary: "Replace an operator's grants",
+    summary: "Replace an operator's grants; one's own keep operators:manage everywhere (409 cannot_remove_own_operators_manage)",
     params: admin.operatorIdParams,
     body: admin.grantsBody,
   },

@@ -1,6 +1,6 @@
 import { createOperator, listOperators, replaceGrants, setOperatorDisabled } from '../../tenancy/operators.ts';
 import type { Grant } from '../../tenancy/permissions.ts';
-import { isPermission } from '../../tenancy/permissions.ts';
+import { allows, isPermission } from '../../tenancy/permissions.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
@@ -33,7 +33,12 @@ export function operatorRoutes(router: AppRouter): void {
     authorize(ctx, 'PUT /operators/:operatorId/grants');
     const { operatorId } = parseParams(ctx, operatorIdParams);
     const body = parseBody(ctx, grantsBody);
-    const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, toGrants(body.grants));
+    const grants = toGrants(body.grants);
+    // As with disabling oneself: the last operator who manages operators must not lock everyone out.
+    if (operatorId === ctx.state.operator?.id && !allows(grants, 'operators:manage', null)) {
+      throw conflict('cannot_remove_own_operators_manage');
+    }
+    const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, grants);
     if (!updated) throw notFound('operator_not_found');
     respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
   });

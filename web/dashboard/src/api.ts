@@ -37,6 +37,8 @@ const WORDS: Record<string, string> = {
   invalid_credentials: 'Wrong email or password.',
   operator_disabled: 'This operator is disabled. Ask an operator who manages operators to enable you.',
   cannot_disable_self: 'You cannot disable yourself.',
+  cannot_remove_own_operators_manage:
+    'You cannot take operators:manage (everywhere) from yourself. Ask another operator who manages operators.',
   permission_denied: 'You do not have the permission for this.',
   invalid_token: 'Your session has ended. Sign in again.',
   missing_token: 'Sign in first.',

@@ -87,6 +87,7 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
     save.addEventListener(
       'click',
       () =>
+        // One's own grants without operators:manage everywhere are refused (409), said in the status line.
         void busy(save, status, async () => {
           await api.put(`/operators/${operator.id}/grants`, { grants: parseGrants(grants.value) });
           say(status, `Grants of ${operator.email} saved.`);
