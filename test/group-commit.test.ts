@@ -89,14 +89,20 @@ describe('group commit of client messages', function () {
     for (const widget of widgets) await widget.register();
     const good = await Promise.all(widgets.map((w, i) => clientMessage(t, w, `good ${i}`)));
     const refused: ClientMessage = { ...good[0]!, input: { ...good[0]!.input, media: { id: '00000000-0000-4000-8000-000000000000' } } };
-    // A user that does not exist: the whole transaction fails, then each message is tried alone.
-    const broken: ClientMessage = { ...good[1]!, user: { ...good[1]!.user, id: 2_000_000_000 } };
+    // A user erased since its sender read it: refused, found only under the batch's locks.
+    const erased: ClientMessage = { ...good[2]!, user: { ...good[2]!.user, id: 2_000_000_000 } };
+    // A device that does not exist: the insert breaks the whole transaction, then each message is tried alone.
+    const broken: ClientMessage = { ...good[1]!, device: { ...good[1]!.device, id: 2_000_000_000 } };
     const writer = sharedServer().deps.messages;
     // Handed in within one turn of the event loop: one batch.
-    const outcomes = await Promise.allSettled([refused, ...good, broken].map((m) => writer.send(m)));
+    const outcomes = await Promise.allSettled([refused, erased, ...good, broken].map((m) => writer.send(m)));
 
-    const [first, ...rest] = outcomes;
+    const [first, gone, ...rest] = outcomes;
     const last = rest.pop();
+    expect(gone?.status).to.equal('rejected');
+    expect((gone as PromiseRejectedResult).reason)
+      .to.be.instanceOf(AppError)
+      .and.include({ code: 'user_not_found' });
     expect(first?.status).to.equal('rejected');
     expect((first as PromiseRejectedResult).reason)
       .to.be.instanceOf(AppError)
