@@ -94,8 +94,12 @@ describe('chat widget (Chromium)', function () {
   const agentTexts = (page: Page) => page.locator('li.msg.agent .bubble').allInnerTexts();
 
   async function openAndSend(page: Page, text: string): Promise<string> {
+    await widget(page).launcher.click();
+    return sendInOpenChat(page, text);
+  }
+  /** Sends in the open chat; resolves with the user id the Service got it for, once it shows as sent. */
+  async function sendInOpenChat(page: Page, text: string): Promise<string> {
     const w = widget(page);
-    await w.launcher.click();
     await w.textbox.fill(text);
     await w.textbox.press('Enter');
     const payload = await waitForPayload((p) => p.type === 'message' && p.message === text);
@@ -177,6 +181,30 @@ describe('chat widget (Chromium)', function () {
     } finally {
       await phoneContext.close();
     }
+  });
+
+  it('follows a login and a logout made in another tab of the site: what it sends next goes to the right conversation', async () => {
+    const authorization = authFor(t.account, 'customer-two-tabs');
+    const site = await host();
+    const first = browser().page;
+    await first.goto(site.url);
+    const anonymousId = await openAndSend(first, 'From the first tab');
+    // The same browser: a second tab shares the device (localStorage).
+    const second = await first.context().newPage();
+    await second.goto(site.url);
+    await widget(second).launcher.click();
+    await widget(second).log.getByText('From the first tab').waitFor();
+
+    await first.evaluate(`window.Palaver.login(${JSON.stringify(authorization)})`);
+    await widget(first).log.getByText('From the first tab').waitFor();
+    const signedIn = await sendInOpenChat(second, 'Second tab, signed in');
+    expect(signedIn, 'the registered conversation, not the anonymous one it merged').to.not.equal(anonymousId);
+
+    await first.evaluate(`window.Palaver.logout()`);
+    await widget(second).log.getByText('From the first tab').waitFor({ state: 'detached' });
+    const afterLogout = await sendInOpenChat(second, 'Second tab, signed out');
+    expect(afterLogout, 'a new anonymous conversation').to.not.be.oneOf([anonymousId, signedIn]);
+    expect(await widget(second).log.getByText('Second tab, signed in').count(), "the customer's conversation is not shown").to.equal(0);
   });
 
   it('shows all 20 messages sent during a network drop once, in order, without a reload', async () => {

@@ -49,6 +49,23 @@ export class IdentityStore {
   }
 
   /**
+   * The identity another tab of this site saved (it signed in or out, or started over as a new
+   * device), or null when the storage event is about something else.
+   */
+  savedElsewhere(event: StorageEvent): Identity | null {
+    if (event.key !== this.key || event.newValue === null) return null;
+    let stored: Partial<Identity> | null;
+    try {
+      stored = JSON.parse(event.newValue) as Partial<Identity> | null;
+    } catch {
+      return null;
+    }
+    if (typeof stored?.deviceId !== 'string') return null;
+    this.memory = { deviceId: stored.deviceId, authorization: stored.authorization ?? null, registered: stored.registered === true };
+    return this.memory;
+  }
+
+  /**
    * A fresh device, not registered yet: anonymous for logout(), or still the signed-in customer
    * when the old device was erased.
    */

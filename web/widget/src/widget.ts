@@ -77,6 +77,7 @@ export class Widget {
   private readonly actions: MessageActions;
   private readonly onVisibility = () => this.markSeen();
   private readonly onOnline = () => this.flush();
+  private readonly onStorage = (event: StorageEvent) => this.identityChangedElsewhere(event);
 
   constructor(private readonly settings: Settings) {
     this.identities = new IdentityStore(settings.account);
@@ -115,6 +116,7 @@ export class Widget {
     document.body.append(this.view.host);
     document.addEventListener('visibilitychange', this.onVisibility);
     window.addEventListener('online', this.onOnline);
+    window.addEventListener('storage', this.onStorage);
     // A returning visitor is connected at once (live messages, the unread badge); a new one
     // registers when it first opens the chat, so page views alone create no conversations.
     if (this.identity.registered || settings.startOpen) void this.start();
@@ -172,6 +174,7 @@ export class Widget {
     clearTimeout(this.seenTimer);
     document.removeEventListener('visibilitychange', this.onVisibility);
     window.removeEventListener('online', this.onOnline);
+    window.removeEventListener('storage', this.onStorage);
     for (const url of this.fileUrls.values())
       void url.then(
         (u) => URL.revokeObjectURL(u),
@@ -321,6 +324,23 @@ export class Widget {
     this.identity = this.identities.renew(this.identity.authorization);
     // An upload belonged to the erased user: the file goes again.
     for (const outgoing of this.conversation.outgoing) outgoing.mediaId = null;
+    void this.restart();
+  }
+
+  /**
+   * Another tab of the site signed in or out (or started over as a new device): this one follows,
+   * as that tab did, rather than go on as a device that is no longer the visitor's (its sends
+   * refused, or written to a conversation the visitor left).
+   */
+  private identityChangedElsewhere(event: StorageEvent): void {
+    const stored = this.identities.savedElsewhere(event);
+    if (!stored || this.destroyed || this.unavailable) return;
+    const before = this.identity;
+    this.identity = stored;
+    // Only registered now (the other tab's POST /devices): nothing changes here.
+    if (stored.deviceId === before.deviceId && stored.authorization === before.authorization) return;
+    // A logout's unsent messages are the signed-in customer's: they do not go to the anonymous device (logout()).
+    if (before.authorization && !stored.authorization) this.conversation.outgoing.splice(0);
     void this.restart();
   }
 
