@@ -242,6 +242,57 @@ describe('chat widget (Chromium)', function () {
     ).to.have.length(1);
   });
 
+  it("shows a message of cards without an empty bubble, names each card's button after its card, and stays at the newest once the picture loaded", async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Which delivery can I have?');
+    for (let i = 1; i <= 8; i++) await agentSays(userId, `Let me look into it (${i})`);
+    await widget(page).log.getByText('Let me look into it (8)').waitFor();
+    const form = new FormData();
+    form.append('media', new Blob([png(160)], { type: 'image/png' }), 'standard.png');
+    const upload = await fetch(`${sharedServer().url}/serviceApi/v2.3/users/${userId}/media`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.service.apiKey}` },
+      body: form,
+    });
+    expect(upload.status).to.equal(201);
+    const mediaId = ((await upload.json()) as { data: { media: string } }).data.media;
+    const sent = await client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/messages`, {
+      token: t.service.apiKey,
+      json: {
+        carousel: [
+          {
+            title: 'Standard',
+            message: '3–5 days, free',
+            media: { id: mediaId },
+            buttons: [{ title: 'Choose', payload: 'standard', type: 'reply' }],
+          },
+          { title: 'Express', message: '1 day, 9 EUR', buttons: [{ title: 'Choose', payload: 'express', type: 'reply' }] },
+        ],
+        agent: { id: 7, name: 'Ada Agent' },
+      },
+    });
+    expect(sent.status, sent.text).to.equal(201);
+
+    const cards = page.getByRole('group', { name: 'Options: scroll sideways for more' });
+    await cards.waitFor();
+    expect(await page.locator('li.msg.agent:has(.carousel) .bubble').count(), 'no empty bubble above the cards').to.equal(0);
+    expect(await cards.getAttribute('tabindex'), 'scrolled with the keyboard').to.equal('0');
+    await cards.getByRole('button', { name: 'Choose: Standard' }).waitFor();
+    await cards.getByRole('button', { name: 'Choose: Express' }).waitFor();
+    await page.waitForFunction(`(() => {
+      const root = document.querySelector('[data-palaver-widget]').shadowRoot;
+      const img = root.querySelector('.carousel img');
+      const log = root.querySelector('.log');
+      return img && img.complete && img.naturalWidth > 0 && log.scrollHeight - log.scrollTop - log.clientHeight < 2;
+    })()`);
+    await shoot(page, 'carousel');
+
+    await cards.getByRole('button', { name: 'Choose: Express' }).click();
+    await waitForPayload((p) => p.type === 'message' && p.message === 'express');
+  });
+
   it('uploads an image and a PDF, and shows them as a preview and a named link', async () => {
     const site = await host();
     const { page } = browser();

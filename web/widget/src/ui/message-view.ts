@@ -103,19 +103,26 @@ function mediaOf(media: MediaView, actions: MessageActions, local: File | undefi
   return isImage(media.mimeType) ? imageOf(media, url) : fileOf(media, url, local?.size, actions.strings);
 }
 
-function buttonsOf(buttons: readonly ButtonView[], actions: MessageActions): HTMLElement | null {
+/** `of`: the card the buttons belong to, so that each card's "Choose" has a name of its own for a screen reader. */
+function buttonsOf(buttons: readonly ButtonView[], actions: MessageActions, of: string | null = null): HTMLElement | null {
   if (buttons.length === 0) return null;
   const list = h('div', { class: 'buttons' });
   for (const button of buttons) {
+    const label = of ? `${button.title}: ${of}` : undefined;
     if (button.type === 'reply') {
-      const element = h('button', { class: 'action', type: 'button' }, button.title);
+      const element = h('button', { class: 'action', type: 'button', 'aria-label': label }, button.title);
       element.addEventListener('click', () => actions.reply(button.payload));
       list.append(element);
     } else if (button.type === 'phoneNumber') {
-      list.append(h('a', { class: 'action', href: `tel:${button.payload.replace(/^tel:(\/\/)?/, '')}` }, button.title));
+      list.append(
+        h('a', { class: 'action', href: `tel:${button.payload.replace(/^tel:(\/\/)?/, '')}`, 'aria-label': label }, button.title),
+      );
     } else {
       const url = safeUrl(button.payload);
-      if (url) list.append(h('a', { class: 'action', href: url, target: '_blank', rel: 'noopener noreferrer' }, button.title));
+      if (url)
+        list.append(
+          h('a', { class: 'action', href: url, target: '_blank', rel: 'noopener noreferrer', 'aria-label': label }, button.title),
+        );
     }
   }
   return list;
@@ -128,7 +135,7 @@ function cardOf(card: CarouselCard, actions: MessageActions): HTMLElement {
     card.media ? mediaOf(card.media, actions, undefined) : null,
     card.title ? h('strong', { class: 'title' }, card.title) : null,
     card.message ? h('div', {}, card.message) : null,
-    buttonsOf(card.buttons, actions),
+    buttonsOf(card.buttons, actions, card.title ?? card.message),
   );
 }
 
@@ -158,9 +165,18 @@ export function renderMessage(message: ChatMessage, actions: MessageActions, { s
     );
   }
   const media = message.media ? mediaOf(message.media, actions, actions.localFile(message.id)) : null;
+  // A row of cards that may be wider than the panel: reachable with the keyboard to scroll it.
   const carousel =
-    message.carousel.length > 0 ? h('div', { class: 'carousel' }, ...message.carousel.map((card) => cardOf(card, actions))) : null;
-  const bubble = bodyOf(message.message, message.title, media, [buttonsOf(message.buttons, actions)]);
+    message.carousel.length > 0
+      ? h(
+          'div',
+          { class: 'carousel', role: 'group', 'aria-label': strings.cards, tabindex: '0' },
+          ...message.carousel.map((card) => cardOf(card, actions)),
+        )
+      : null;
+  // A message of cards alone has no bubble above them (it would be an empty one).
+  const hasBody = Boolean(message.message || message.title || media || message.buttons.length > 0);
+  const bubble = hasBody ? bodyOf(message.message, message.title, media, [buttonsOf(message.buttons, actions)]) : null;
   if (message.typeId === TYPE.user) {
     const meta = h(
       'div',

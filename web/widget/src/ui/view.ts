@@ -40,6 +40,8 @@ export class View {
   readonly sticky: HTMLElement;
   readonly unavailable: HTMLElement;
   readonly log: HTMLElement;
+  /** The visitor reads the newest message (the log was scrolled to its end, and not away since). */
+  private atNewest = true;
   readonly older: HTMLElement;
   readonly items: HTMLOListElement;
   readonly typing: HTMLElement;
@@ -94,6 +96,16 @@ export class View {
     this.older = h('div', { class: 'older', hidden: true });
     this.items = h('ol', { class: 'items' });
     this.log = h('div', { class: 'log', role: 'log', 'aria-label': s.messages, tabindex: '0' }, this.older, this.items);
+    // An image takes its height when it has loaded, after the log was scrolled to the newest
+    // message: a visitor who was reading the newest stays there (a card's picture, a preview).
+    this.log.addEventListener('scroll', () => (this.atNewest = this.nearBottom()));
+    this.log.addEventListener(
+      'load',
+      () => {
+        if (this.atNewest) this.scrollToBottom();
+      },
+      true,
+    );
     this.typing = h('div', { class: 'typing', role: 'status' });
     this.quick = h('div', { class: 'quick', hidden: true });
     this.notice = h('div', { class: 'notice', role: 'alert', hidden: true });
@@ -211,6 +223,7 @@ export class View {
 
   scrollToBottom(): void {
     this.log.scrollTop = this.log.scrollHeight;
+    this.atNewest = true;
   }
 
   /** The chat cannot be used on this page: the message shows and the composer is disabled. */
