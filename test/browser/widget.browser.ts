@@ -293,6 +293,23 @@ describe('chat widget (Chromium)', function () {
     await waitForPayload((p) => p.type === 'message' && p.message === 'express');
   });
 
+  it("asks for an agent's avatar that fails to load once, then shows the initials", async () => {
+    const site = await host();
+    const { page } = browser();
+    const asked: string[] = [];
+    await page.route('https://avatars.example/**', async (route) => {
+      asked.push(route.request().url());
+      await route.fulfill({ status: 404, body: '' });
+    });
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Hello?');
+    const agent = { id: 9, name: 'Bea', avatar: 'https://avatars.example/bea.png' };
+    for (let i = 1; i <= 4; i++) await agentSays(userId, `Answer ${i}`, agent);
+    await widget(page).log.getByText('Answer 4').waitFor();
+    await page.locator('span.avatar').first().waitFor();
+    expect(asked).to.deep.equal(['https://avatars.example/bea.png']);
+  });
+
   it('uploads an image and a PDF, and shows them as a preview and a named link', async () => {
     const site = await host();
     const { page } = browser();

@@ -34,13 +34,23 @@ function safeUrl(url: string): string | null {
   }
 }
 
+/** Avatar URLs that failed to load: the initials from then on, not a request at every redraw. */
+const brokenAvatars = new Set<string>();
+
 export function avatar(agent: AgentView | null, fallback: string): HTMLElement {
   const name = agent?.name || fallback;
   const initials = h('span', { class: 'avatar', 'aria-hidden': 'true' }, name.trim().charAt(0).toUpperCase());
   const url = agent?.avatar ? safeUrl(agent.avatar) : null;
-  if (!url) return initials;
+  if (!url || brokenAvatars.has(url)) return initials;
   const image = h('img', { class: 'avatar', src: url, alt: '' });
-  image.addEventListener('error', () => image.replaceWith(initials), { once: true });
+  image.addEventListener(
+    'error',
+    () => {
+      brokenAvatars.add(url);
+      image.replaceWith(initials);
+    },
+    { once: true },
+  );
   return image;
 }
 
