@@ -674,6 +674,14 @@ describe('Operator dashboard', function () {
     await screenshots(page, 'account-secret-rotated');
     expect((await new Widget({ ...account, authorizationSecret: secret }).signIn('customer-new').register()).status).to.equal(200);
     expect((await new Widget(account).signIn('customer-old').register()).status).to.equal(200);
+
+    // The Service's signing secret rotates the same way.
+    await page.getByRole('link', { name: 'Support' }).click();
+    const signing = page.getByRole('region', { name: 'Signing secret' });
+    await signing.getByRole('button', { name: 'Rotate signing secret' }).click();
+    await page.getByRole('dialog', { name: 'Rotate signing secret' }).getByRole('button', { name: 'Rotate secret' }).click();
+    expect(await signing.getByLabel('New signing secret', { exact: true }).inputValue()).to.match(/^whsec_/);
+    await signing.getByText('Signing secret rotated.').waitFor();
   });
 
   it('erases a user (GDPR) with a confirmation: rows and files gone', async () => {

@@ -1,9 +1,10 @@
 import { api } from '../api.ts';
-import { field, formatTime, h, show } from '../dom.ts';
+import { field, h, show } from '../dom.ts';
 import type { PageContext } from '../main.ts';
 import { can } from '../permissions.ts';
 import type { AccountOverview, Service } from '../types.ts';
-import { badge, busy, confirm, say, secretBox, statusLine } from '../ui.ts';
+import { badge, busy, say, secretBox, statusLine } from '../ui.ts';
+import { secretRotationSection } from './secret-rotation.ts';
 import { privateAddressWarning } from './webhook-url.ts';
 
 export async function accountPage(ctx: PageContext, accountId: number): Promise<void> {
@@ -199,53 +200,14 @@ function servicesSection(ctx: PageContext, account: AccountOverview, created: HT
  * one is made, and the old one still verifies headers for a grace period.
  */
 function authorizationSecretSection(ctx: PageContext, account: AccountOverview): HTMLElement {
-  const editable = can(ctx.me.grants, 'accounts:edit', account.id);
-  const button = h('button', { type: 'button', class: 'secondary', disabled: !editable }, 'Rotate authorization secret');
-  const status = statusLine();
-  const result = h('div', {});
-  button.addEventListener(
-    'click',
-    () =>
-      void (async () => {
-        if (
-          !(await confirm(
-            'Rotate authorization secret',
-            "A new secret signs your signed-in customers' headers from now on; headers signed with the old one are accepted for a grace period.",
-            'Rotate secret',
-          ))
-        )
-          return;
-        await busy(button, status, async () => {
-          const rotated = (
-            await api.post<{ authorizationSecret: string; previousSecretExpiresAt: string | null }>(
-              `/accounts/${account.id}/authorization-secret`,
-            )
-          ).data;
-          const until = rotated.previousSecretExpiresAt ? ` until ${formatTime(rotated.previousSecretExpiresAt)}` : '';
-          show(
-            result,
-            secretBox(
-              'New authorization secret',
-              rotated.authorizationSecret,
-              `Shown once. Headers signed with the old secret are accepted${until}: give your backend the new one before then.`,
-            ),
-          );
-          say(status, 'Authorization secret rotated.');
-        });
-      })(),
-  );
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'authorization-secret-title' },
-    h('h2', { id: 'authorization-secret-title' }, 'Authorization secret'),
-    h(
-      'p',
-      { class: 'hint' },
-      "Your backend signs signed-in customers' headers with it. It was shown when the account was made; rotate it if it was lost or may have leaked.",
-    ),
-    button,
-    editable ? null : h('p', { class: 'hint' }, 'Rotating it needs the accounts:edit permission.'),
-    status,
-    result,
-  );
+  return secretRotationSection({
+    title: 'Authorization secret',
+    hint: "Your backend signs signed-in customers' headers with it. It was shown when the account was made; rotate it if it was lost or may have leaked.",
+    consequence:
+      "A new secret signs your signed-in customers' headers from now on; headers signed with the old one are accepted for a grace period.",
+    path: `/accounts/${account.id}/authorization-secret`,
+    field: 'authorizationSecret',
+    note: (until) => `Shown once. Headers signed with the old secret are accepted${until}: give your backend the new one before then.`,
+    refused: can(ctx.me.grants, 'accounts:edit', account.id) ? null : 'Rotating it needs the accounts:edit permission.',
+  });
 }

@@ -5,6 +5,7 @@ import { can } from '../permissions.ts';
 import type { AccountOverview, ApiKey, Service, TestEventResult } from '../types.ts';
 import { badge, busy, confirm, say, secretBox, statusLine } from '../ui.ts';
 import { deliveriesSection } from './deliveries.ts';
+import { secretRotationSection } from './secret-rotation.ts';
 import { privateAddressWarning } from './webhook-url.ts';
 
 export async function servicePage(ctx: PageContext, accountId: number, serviceId: number): Promise<void> {
@@ -209,47 +210,16 @@ async function keysSection(service: Service): Promise<HTMLElement> {
 }
 
 function secretSection(service: Service): HTMLElement {
-  const button = h('button', { type: 'button', class: 'secondary' }, 'Rotate signing secret');
-  const status = statusLine();
-  const result = h('div', {});
-  button.addEventListener(
-    'click',
-    () =>
-      void (async () => {
-        if (
-          !(await confirm(
-            'Rotate signing secret',
-            'A new secret signs deliveries from now on; the old one signs them too for a grace period.',
-            'Rotate secret',
-          ))
-        )
-          return;
-        await busy(button, status, async () => {
-          const rotated = (
-            await api.post<{ signingSecret: string; previousSecretExpiresAt: string | null }>(`/services/${service.id}/signing-secret`)
-          ).data;
-          const until = rotated.previousSecretExpiresAt ? ` until ${formatTime(rotated.previousSecretExpiresAt)}` : '';
-          show(
-            result,
-            secretBox(
-              'New signing secret',
-              rotated.signingSecret,
-              `Shown once. Both signatures (new and old secret) are sent with every delivery during the grace period${until}: update your receiver before it ends.`,
-            ),
-          );
-          say(status, 'Signing secret rotated.');
-        });
-      })(),
-  );
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'secret-title' },
-    h('h2', { id: 'secret-title' }, 'Signing secret'),
-    h('p', { class: 'hint' }, 'Receivers verify the webhook-signature header with it.'),
-    button,
-    status,
-    result,
-  );
+  return secretRotationSection({
+    title: 'Signing secret',
+    hint: 'Receivers verify the webhook-signature header with it.',
+    consequence: 'A new secret signs deliveries from now on; the old one signs them too for a grace period.',
+    path: `/services/${service.id}/signing-secret`,
+    field: 'signingSecret',
+    note: (until) =>
+      `Shown once. Both signatures (new and old secret) are sent with every delivery during the grace period${until}: update your receiver before it ends.`,
+    refused: null,
+  });
 }
 
 /** What an operator without services:edit may still know: where the webhooks go, and whether they go. */
