@@ -203,6 +203,27 @@ describe('Operator dashboard', function () {
       }
     });
 
+    it('moves the "default" badge in the Services list at once, without a reload', async () => {
+      const { page } = browser();
+      await openDashboard(page, `#/accounts/${account.id}`);
+      await signIn(page);
+      const list = page.getByRole('region', { name: 'Services' }).getByRole('listitem');
+      const badged = () => list.filter({ has: page.locator('.badge', { hasText: /^default$/ }) });
+      await list.first().waitFor();
+      expect(await badged().getByRole('link').allInnerTexts()).to.deep.equal(['First']);
+      // Gone with a reload or a navigation of the document.
+      await page.evaluate('window.sameDocument = true');
+
+      await page.getByRole('combobox', { name: 'Default Service' }).selectOption({ label: 'Second' });
+      await page.getByRole('button', { name: 'Change default Service' }).click();
+      await page.getByText('Second is now the default; every Service is told.').waitFor();
+      await badged().filter({ hasText: 'Second' }).waitFor({ timeout: 5000 });
+      expect(await badged().getByRole('link').allInnerTexts()).to.deep.equal(['Second']);
+      expect(await page.evaluate('window.sameDocument'), 'no reload').to.equal(true);
+      expect(await page.getByRole('combobox', { name: 'Default Service' }).inputValue()).to.equal(services[1]?.identification);
+      await screenshots(page, 'default-service-changed');
+    });
+
     it('is disabled with the reason for an operator without services:edit, and the API refuses them (403)', async () => {
       const { page } = browser();
       const reader = await newOperator([{ permission: 'accounts:read', accountId: account.id }]);

@@ -15,6 +15,7 @@ export async function accountPage(ctx: PageContext, accountId: number): Promise<
 async function render(ctx: PageContext, accountId: number, created: HTMLElement | null): Promise<void> {
   const account = (await api.get<AccountOverview>(`/accounts/${accountId}`)).data;
   const mayRead = can(ctx.me.grants, 'conversations:read', accountId);
+  const services = h('div', {}, serviceList(account));
   show(
     ctx.main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', account.name),
@@ -23,7 +24,13 @@ async function render(ctx: PageContext, accountId: number, created: HTMLElement 
     h(
       'div',
       { class: 'columns' },
-      h('div', {}, servicesSection(ctx, account, created), defaultServiceSection(ctx, account)),
+      h(
+        'div',
+        {},
+        servicesSection(ctx, account, created, services),
+        // The list shows the new default at once (its badge), the rest of the page as it was.
+        defaultServiceSection(ctx, account, (changed) => services.replaceChildren(serviceList(changed))),
+      ),
       h('div', {}, settingsSection(ctx, account), snippetSection(account), authorizationSecretSection(ctx, account)),
     ),
   );
@@ -80,7 +87,7 @@ function snippetSection(account: AccountOverview): HTMLElement {
   );
 }
 
-function defaultServiceSection(ctx: PageContext, account: AccountOverview): HTMLElement {
+function defaultServiceSection(ctx: PageContext, account: AccountOverview, changed: (account: AccountOverview) => void): HTMLElement {
   const editable = can(ctx.me.grants, 'services:edit', account.id);
   const select = h(
     'select',
@@ -116,6 +123,7 @@ function defaultServiceSection(ctx: PageContext, account: AccountOverview): HTML
       const answer = await api.put<AccountOverview & { changed: boolean }>(`/accounts/${account.id}/default-service`, {
         serviceIdentification: select.value,
       });
+      changed(answer.data);
       say(
         status,
         answer.data.changed
@@ -127,8 +135,8 @@ function defaultServiceSection(ctx: PageContext, account: AccountOverview): HTML
   return form;
 }
 
-function servicesSection(ctx: PageContext, account: AccountOverview, created: HTMLElement | null): HTMLElement {
-  const editable = can(ctx.me.grants, 'services:edit', account.id);
+/** The account's Services, the default one and the disabled ones marked. */
+function serviceList(account: AccountOverview): HTMLElement {
   const rows = account.services.map((s: Service) =>
     h(
       'li',
@@ -141,12 +149,19 @@ function servicesSection(ctx: PageContext, account: AccountOverview, created: HT
       h('div', { class: 'hint' }, s.webhookUrl ?? 'No webhook URL'),
     ),
   );
+  return rows.length
+    ? h('ul', { class: 'plain' }, ...rows)
+    : h('p', { class: 'empty' }, 'No Service yet: create one to receive conversations.');
+}
+
+function servicesSection(ctx: PageContext, account: AccountOverview, created: HTMLElement | null, list: HTMLElement): HTMLElement {
+  const editable = can(ctx.me.grants, 'services:edit', account.id);
   const section = h(
     'section',
     { class: 'card', 'aria-labelledby': 'services-title' },
     h('h2', { id: 'services-title' }, 'Services'),
     created,
-    rows.length ? h('ul', { class: 'plain' }, ...rows) : h('p', { class: 'empty' }, 'No Service yet: create one to receive conversations.'),
+    list,
   );
   if (!editable) return section;
   const name = h('input', { name: 'serviceName', required: true, maxlength: 255 });
