@@ -17,7 +17,7 @@ import { client } from '../support/http.ts';
 import { sharedServer } from '../support/server.ts';
 import { tenant, type Tenant } from '../support/tenant.ts';
 import { authFor } from '../support/widget.ts';
-import { startWidgetHost, type WidgetHost, type WidgetHostOptions } from '../support/widget-host.ts';
+import { documentedPolicy, startWidgetHost, type WidgetHost, type WidgetHostOptions } from '../support/widget-host.ts';
 import { pdf, png } from './files.ts';
 
 const IMAGES = path.resolve(import.meta.dirname, '..', '..', 'docs', 'images');
@@ -340,6 +340,43 @@ describe('chat widget (Chromium)', function () {
     await link.waitFor();
     expect(await link.getAttribute('download')).to.equal('receipt.pdf');
     expect(await link.getAttribute('href')).to.match(/^blob:/);
+  });
+
+  it('keeps to the documented Content-Security-Policy with a PDF after a reload: no violation, no error, the file named with its size', async () => {
+    const site = await host({ policy: documentedPolicy(sharedServer().url) });
+    const { page } = browser();
+    // Recorded by the page itself: a refusal the console might word differently still counts.
+    await page.addInitScript(`window.violations = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.effectiveDirective + ' ' + e.blockedURI));`);
+    await page.goto(site.url);
+    await openAndSend(page, 'My receipt');
+    await page.locator('input[type="file"]').setInputFiles({ name: 'receipt.pdf', mimeType: 'application/pdf', buffer: pdf() });
+    await waitForPayload((p) => p.type === 'message' && /\{\{img\/.*\.pdf\}\}/.test(p.message));
+    await page.locator('li.msg.pending').waitFor({ state: 'detached' });
+    const size = `${pdf().length} B`;
+    const link = page.getByRole('link', { name: /receipt\.pdf/ });
+    await link.getByText(size).waitFor();
+
+    // After the reload the file is no longer in the page: it comes from Palaver, with its size.
+    await page.reload();
+    await widget(page).launcher.click();
+    await widget(page).log.getByText('My receipt').waitFor();
+    await link.waitFor();
+    await page.waitForFunction(`(() => {
+      const a = document.querySelector('[data-palaver-widget]').shadowRoot.querySelector('a.file');
+      return a && a.href.startsWith('blob:');
+    })()`);
+    await link.getByText(size).waitFor({ timeout: 5000 });
+    expect(await link.getAttribute('download')).to.equal('receipt.pdf');
+    expect(await link.getAttribute('title')).to.equal('Download receipt.pdf');
+    expect(await link.locator('.name').innerText()).to.equal('receipt.pdf');
+    await shoot(page, 'file-after-reload');
+
+    // Anything that was still to go wrong has had a round trip of the page's own to do so.
+    await page.evaluate(`fetch('/site.css').then(() => true)`);
+    expect(await page.evaluate<string[]>('window.violations'), 'CSP violations').to.deep.equal([]);
+    const errors = browser().console.filter((line) => /^(error|pageerror):/.test(line));
+    expect(errors, 'console errors and uncaught errors').to.deep.equal([]);
   });
 
   it('offers no Retry for a file Palaver refuses for good, only Remove, which drops it', async () => {

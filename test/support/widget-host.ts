@@ -2,6 +2,8 @@
 // served by a real HTTP server on loopback at http://localhost:<port> while Palaver is at
 // http://127.0.0.1:<port>: another origin, so the widget meets CORS, and (when asked) the
 // strict Content-Security-Policy that docs/widget.md gives sites.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startLoopbackSite, type LoopbackSite } from './loopback-site.ts';
 
 export interface WidgetHostOptions {
@@ -12,6 +14,8 @@ export interface WidgetHostOptions {
   data?: Record<string, string>;
   /** Serve the page with the strict policy of docs/widget.md. */
   strictCsp?: boolean;
+  /** Serve the page with this Content-Security-Policy (wins over `strictCsp`). */
+  policy?: string;
 }
 
 export type WidgetHost = LoopbackSite;
@@ -29,6 +33,27 @@ export function strictPolicy(palaverUrl: string): string {
     "style-src 'self'",
     "base-uri 'none'",
   ].join('; ');
+}
+
+const WIDGET_DOC = path.resolve(import.meta.dirname, '..', '..', 'docs', 'widget.md');
+
+/**
+ * The policy exactly as docs/widget.md prints it for sites (the fenced block of its
+ * Content-Security-Policy section), with its example Palaver `chat.example.com` replaced by the
+ * one under test: https becomes the test server's http origin, wss its ws.
+ */
+export function documentedPolicy(palaverUrl: string): string {
+  const doc = readFileSync(WIDGET_DOC, 'utf8');
+  const block = /### Content-Security-Policy\n[\s\S]*?```\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (!block) throw new Error('docs/widget.md has no policy block under "### Content-Security-Policy"');
+  const palaver = new URL(palaverUrl);
+  return block
+    .trim()
+    .split('\n')
+    .map((line) => line.trim())
+    .join(' ')
+    .replaceAll('https://chat.example.com', palaver.origin)
+    .replaceAll('wss://chat.example.com', `ws://${palaver.host}`);
 }
 
 export async function startWidgetHost(palaverUrl: string, options: WidgetHostOptions): Promise<WidgetHost> {
@@ -59,7 +84,8 @@ export async function startWidgetHost(palaverUrl: string, options: WidgetHostOpt
   const settings = `window.palaverSettings = ${JSON.stringify(options.settings ?? {})};`;
   return startLoopbackSite((req, res) => {
     const headers: Record<string, string> = { 'cache-control': 'no-store' };
-    if (options.strictCsp) headers['content-security-policy'] = strictPolicy(palaverUrl);
+    if (options.policy) headers['content-security-policy'] = options.policy;
+    else if (options.strictCsp) headers['content-security-policy'] = strictPolicy(palaverUrl);
     if (req.url === '/') return res.writeHead(200, { ...headers, 'content-type': 'text/html; charset=utf-8' }).end(page);
     if (req.url === '/site.css') return res.writeHead(200, { ...headers, 'content-type': 'text/css' }).end(css);
     if (req.url === '/settings.js') return res.writeHead(200, { ...headers, 'content-type': 'text/javascript' }).end(settings);

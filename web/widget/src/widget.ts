@@ -11,7 +11,7 @@ import { IdentityStore, type Identity } from './identity.ts';
 import type { Settings } from './settings.ts';
 import { ApiError, TYPE, type ChatMessage, type MediaView } from './types.ts';
 import { isUnavailable, ownerMessage } from './unavailable.ts';
-import { avatar, mediaPath, renderMessage, renderOutgoing, type MessageActions } from './ui/message-view.ts';
+import { avatar, mediaPath, renderMessage, renderOutgoing, type FileLink, type MessageActions } from './ui/message-view.ts';
 import { View } from './ui/view.ts';
 import { h } from './ui/dom.ts';
 
@@ -57,7 +57,7 @@ export class Widget {
   private isOpen = false;
   private loadingOlder = false;
   private readonly rendered = new Map<string, { node: HTMLLIElement; version: string }>();
-  private readonly fileUrls = new Map<string, Promise<string>>();
+  private readonly files = new Map<string, Promise<FileLink>>();
   private typingSentAt = 0;
   private typingIdle: ReturnType<typeof setTimeout> | undefined;
   private agentTypingEnd: ReturnType<typeof setTimeout> | undefined;
@@ -97,7 +97,7 @@ export class Widget {
     });
     this.actions = {
       strings: settings.strings,
-      fileUrl: (media) => this.fileUrl(media),
+      file: (media) => this.file(media),
       localFile: (id) => this.conversation.localFiles.get(id),
       canRetry: () => !this.unavailable,
       reply: (text) => this.send(text, null),
@@ -175,9 +175,9 @@ export class Widget {
     document.removeEventListener('visibilitychange', this.onVisibility);
     window.removeEventListener('online', this.onOnline);
     window.removeEventListener('storage', this.onStorage);
-    for (const url of this.fileUrls.values())
-      void url.then(
-        (u) => URL.revokeObjectURL(u),
+    for (const file of this.files.values())
+      void file.then(
+        ({ url }) => URL.revokeObjectURL(url),
         () => undefined,
       );
     this.view.host.remove();
@@ -580,15 +580,16 @@ export class Widget {
     this.events.emit('unread', count);
   }
 
-  private fileUrl(media: MediaView): Promise<string> {
+  /** A conversation file, downloaded once: its object URL, and its size from the bytes Palaver sent. */
+  private file(media: MediaView): Promise<FileLink> {
     const path = mediaPath(media);
-    let url = this.fileUrls.get(path);
-    if (!url) {
-      url = this.api.media(path).then((blob) => URL.createObjectURL(blob));
-      url.catch(() => this.fileUrls.delete(path));
-      this.fileUrls.set(path, url);
+    let file = this.files.get(path);
+    if (!file) {
+      file = this.api.media(path).then((blob) => ({ url: URL.createObjectURL(blob), size: blob.size }));
+      file.catch(() => this.files.delete(path));
+      this.files.set(path, file);
     }
-    return url;
+    return file;
   }
 
   // ---- drawing ----

@@ -6,10 +6,16 @@ import type { Strings } from '../strings.ts';
 import { TYPE, type AgentView, type ButtonView, type CarouselCard, type ChatMessage, type MediaView } from '../types.ts';
 import { formatBytes, h, icon, ICONS } from './dom.ts';
 
+/** A conversation file as the page has it: an object URL, and the size of the bytes behind it. */
+export interface FileLink {
+  url: string;
+  size: number;
+}
+
 export interface MessageActions {
   strings: Strings;
-  /** An object URL for a conversation file (downloaded with the visitor's headers, once). */
-  fileUrl(media: MediaView): Promise<string>;
+  /** A conversation file, downloaded with the visitor's headers once. */
+  file(media: MediaView): Promise<FileLink>;
   /** The visitor's own file of a confirmed message, if this page still has it. */
   localFile(messageId: number): File | undefined;
   /** False once the chat is unavailable: a Retry there could only fail again. */
@@ -59,20 +65,23 @@ function time(seconds: number): HTMLElement {
   return h('time', { datetime: date.toISOString() }, date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
 }
 
-function imageOf(media: MediaView, url: Promise<string>): HTMLElement {
+function imageOf(media: MediaView, file: Promise<FileLink>): HTMLElement {
   const image = h('img', { class: 'image', alt: media.description || media.filename });
-  url.then(
-    (src) => {
-      image.src = src;
+  file.then(
+    ({ url }) => {
+      image.src = url;
     },
     () => image.replaceWith(h('span', {}, media.description || media.filename)),
   );
   return image;
 }
 
-function fileOf(media: MediaView, url: Promise<string>, size: number | undefined, strings: Strings): HTMLElement {
+// The size is that of the bytes the page holds (the visitor's own file, or the download):
+// reading it from the object URL again would be a fetch of a blob: address, which the
+// connect-src of the documented Content-Security-Policy refuses.
+function fileOf(media: MediaView, file: Promise<FileLink>, strings: Strings): HTMLElement {
   const name = media.description || media.filename;
-  const sizeText = h('span', { class: 'size' }, size === undefined ? '' : formatBytes(size));
+  const sizeText = h('span', { class: 'size' });
   const link = h(
     'a',
     { class: 'file', download: name, title: `${strings.download} ${name}` },
@@ -80,16 +89,10 @@ function fileOf(media: MediaView, url: Promise<string>, size: number | undefined
     h('span', { class: 'name' }, name),
     sizeText,
   );
-  url.then(
-    (href) => {
-      link.href = href;
-      if (size === undefined) {
-        void fetch(href)
-          .then((r) => r.blob())
-          .then((blob) => {
-            sizeText.textContent = formatBytes(blob.size);
-          });
-      }
+  file.then(
+    ({ url, size }) => {
+      link.href = url;
+      sizeText.textContent = formatBytes(size);
     },
     () => link.removeAttribute('href'),
   );
@@ -109,8 +112,8 @@ function localUrl(file: File): string {
 }
 
 function mediaOf(media: MediaView, actions: MessageActions, local: File | undefined): HTMLElement {
-  const url = local ? Promise.resolve(localUrl(local)) : actions.fileUrl(media);
-  return isImage(media.mimeType) ? imageOf(media, url) : fileOf(media, url, local?.size, actions.strings);
+  const file = local ? Promise.resolve({ url: localUrl(local), size: local.size }) : actions.file(media);
+  return isImage(media.mimeType) ? imageOf(media, file) : fileOf(media, file, actions.strings);
 }
 
 /** `of`: the card the buttons belong to, so that each card's "Choose" has a name of its own for a screen reader. */
