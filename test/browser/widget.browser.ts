@@ -544,6 +544,44 @@ describe('chat widget (Chromium)', function () {
     expect(await w.launcher.evaluate(FOCUSED), 'focus back on the launcher').to.equal(true);
   });
 
+  it('keeps focus in the composer after sending with the Send button, so that Escape still closes the chat', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const w = widget(page);
+    await w.launcher.click();
+    await w.textbox.fill('Sent with the mouse');
+    await w.send.click();
+    await waitForPayload((p) => p.type === 'message' && p.message === 'Sent with the mouse');
+    await page.locator('li.msg.pending').waitFor({ state: 'detached' });
+    expect(await w.send.isDisabled(), 'Send disabled with nothing to send').to.equal(true);
+    expect(await w.textbox.evaluate(FOCUSED), 'focus in the message box').to.equal(true);
+    await shoot(page, 'sent-with-mouse');
+
+    await page.keyboard.press('Escape');
+    await w.dialog.waitFor({ state: 'hidden' });
+    expect(await w.launcher.evaluate(FOCUSED), 'focus back on the launcher').to.equal(true);
+  });
+
+  it('keeps focus in the composer after a quick reply, which is gone once used', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Can I change my order?');
+    const asked = await client(sharedServer().url).post(`/serviceApi/v2.3/users/${userId}/messages`, {
+      token: t.service.apiKey,
+      json: { message: 'Which part?', quickReplies: ['The address', 'The size'], agent: { id: 7, name: 'Ada Agent' } },
+    });
+    expect(asked.status, asked.text).to.equal(201);
+    const w = widget(page);
+    await page.getByRole('button', { name: 'The size' }).click();
+    await waitForPayload((p) => p.type === 'message' && p.message === 'The size');
+    await page.getByRole('button', { name: 'The address' }).waitFor({ state: 'detached' });
+    expect(await w.textbox.evaluate(FOCUSED), 'focus in the message box').to.equal(true);
+    await page.keyboard.press('Escape');
+    await w.dialog.waitFor({ state: 'hidden' });
+  });
+
   it('has no serious accessibility violations in the open dialog (axe-core), and fits a 375 px screen', async () => {
     const site = await host();
     const { page } = browser();

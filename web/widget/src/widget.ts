@@ -594,8 +594,18 @@ export class Widget {
 
   // ---- drawing ----
 
-  /** Brings the list in line with the conversation: each entry drawn once, again only when it changed. */
+  /**
+   * Brings the list in line with the conversation: each entry drawn once, again only when it
+   * changed. A control that had focus and is drawn no more (a quick reply once used, a Retry once
+   * clicked) leaves focus in the composer, not on the host page under the dialog.
+   */
   private render(): void {
+    const hadFocus = this.view.holdsFocus();
+    this.draw();
+    if (hadFocus && !this.view.holdsFocus()) this.view.focusComposer();
+  }
+
+  private draw(): void {
     const c = this.conversation;
     const s = this.settings.strings;
     const view = this.view;

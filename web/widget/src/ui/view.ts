@@ -187,6 +187,11 @@ export class View {
     const text = this.textarea.value.trim();
     if (!text) return;
     this.textarea.value = '';
+    // Send clicked: the button is about to be disabled, and a disabled button's focus falls to
+    // the host page, out of the dialog, where Escape no longer closes it (some browsers never
+    // focus a clicked button at all). The next message is written in the text box: focus goes
+    // there first.
+    this.textarea.focus();
     this.sendButton.disabled = true;
     this.autosize();
     this.handlers.send(text);
@@ -208,7 +213,14 @@ export class View {
 
   /** Where focus goes when the control that had it leaves the list (a removed message's button). */
   focusComposer(): void {
-    this.textarea.focus();
+    // A disabled text box (the chat is unavailable) takes no focus: the dialog's first control does.
+    (this.textarea.disabled ? this.closeButton : this.textarea).focus();
+  }
+
+  /** Focus is on one of the open dialog's controls. */
+  holdsFocus(): boolean {
+    const active = this.shadow.activeElement;
+    return !this.dialog.hidden && active !== null && this.dialog.contains(active);
   }
 
   setUnread(count: number): void {
