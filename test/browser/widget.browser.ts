@@ -574,10 +574,13 @@ describe('chat widget (Chromium)', function () {
     });
     expect(asked.status, asked.text).to.equal(201);
     const w = widget(page);
+    await page.getByRole('button', { name: 'The size' }).waitFor();
+    await shoot(page, 'quick-replies');
     await page.getByRole('button', { name: 'The size' }).click();
     await waitForPayload((p) => p.type === 'message' && p.message === 'The size');
     await page.getByRole('button', { name: 'The address' }).waitFor({ state: 'detached' });
     expect(await w.textbox.evaluate(FOCUSED), 'focus in the message box').to.equal(true);
+    await shoot(page, 'quick-reply-sent');
     await page.keyboard.press('Escape');
     await w.dialog.waitFor({ state: 'hidden' });
   });
