@@ -1,9 +1,10 @@
 // Palaver's chat widget in a real Chromium, embedded with its one script tag on a site of another
 // origin, talking to a real Palaver and a loopback Service: live answers without polling, several
-// devices and a login merge, a network drop, uploads, typing both ways, the unread badge, the
-// keyboard, an accessibility check, the prompt of an empty conversation, the unavailable
-// state of a snippet or an account set up wrong, seen marks after failures, and a visitor whose
-// user an operator erased. Screenshots go to docs/images/ (the README shows one); those of states
+// devices and a login merge, a network drop, uploads (and a file after a reload under exactly the
+// policy docs/widget.md prints), typing both ways, the unread badge, the keyboard (focus kept in
+// the composer after Send or a quick reply), an accessibility check, the prompt of an empty
+// conversation, the unavailable state of a snippet or an account set up wrong, seen marks after
+// failures, and a visitor whose user an operator erased. Screenshots go to docs/images/ (the README shows one); those of states
 // only checked by eye to $WIDGET_SHOTS (default: the temporary directory's w-shots).
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
