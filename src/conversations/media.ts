@@ -43,7 +43,7 @@ export interface UploadedFile {
   declaredType: string | null;
 }
 
-/** How long a file that will be kept waits for its conversation's lock before 503 conversation_busy. */
+/** How long a file that will be kept waits for each of its locks (conversation, account quota) before 503 conversation_busy. */
 const UPLOAD_LOCK_TIMEOUT_MS = 1000;
 
 type Scope = 'account' | 'conversation' | 'device';
@@ -181,7 +181,8 @@ export async function uploadMedia(
   // failed row takes its file with it.
   try {
     return await em.transactional(async (tx) => {
-      // A conversation busy for long (a merge, a long writer) answers 503 rather than keeping the upload waiting.
+      // A conversation held for long (a merge, a long writer), or a queue of the account's uploads
+      // at the quota lock, answers 503 rather than keeping the upload waiting: both locks are bounded.
       await tx.getConnection().execute(`set local lock_timeout = ${UPLOAD_LOCK_TIMEOUT_MS}`, [], 'run', tx.getTransactionContext());
       const locked = (await lockUsers(tx, [user.id])).get(user.id);
       await lockName(tx, `media-quota:${account.id}`);
