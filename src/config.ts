@@ -73,14 +73,26 @@ const schema = z.object({
     }),
   }),
   /** Uploads (Client and Service API): a storage quota per account, and the sweeper of unsent uploads. */
-  media: z.object({
-    /** The sum of an account's upload sizes may not pass this (413 storage_quota_exceeded). */
-    storageQuotaBytes: z.coerce.number().int().positive(),
-    /** An upload no message refers to is deleted (row and file) once this old. */
-    unreferencedTtlSeconds: z.coerce.number().int().positive(),
-    /** How often each node sweeps. */
-    sweepIntervalSeconds: z.coerce.number().positive(),
-  }),
+  media: z
+    .object({
+      /** The sum of an account's upload sizes may not pass this (413 storage_quota_exceeded). */
+      storageQuotaBytes: z.coerce.number().int().positive(),
+      /** The window of the two quotas below: bytes uploaded within the last this many seconds. */
+      quotaWindowSeconds: z.coerce.number().int().positive(),
+      /** What the visitors of one conversation may upload per window (429 conversation_upload_quota_exceeded). */
+      conversationQuotaBytes: z.coerce.number().int().positive(),
+      /** What one device may upload per window (429 device_upload_quota_exceeded). */
+      deviceQuotaBytes: z.coerce.number().int().positive(),
+      /** An upload no message refers to is deleted (row and file) once this old. */
+      unreferencedTtlSeconds: z.coerce.number().int().positive(),
+      /** How often each node sweeps. */
+      sweepIntervalSeconds: z.coerce.number().positive(),
+    })
+    // The window quotas count the uploads' rows: an unsent upload swept inside the window would stop counting.
+    .refine((media) => media.unreferencedTtlSeconds >= media.quotaWindowSeconds, {
+      message: 'must be at least media.quotaWindowSeconds (uploads are counted by their rows while in the window)',
+      path: ['unreferencedTtlSeconds'],
+    }),
   webhooks: z.object({
     allowPrivate: booleanLike,
     /** Seconds before each attempt: the first is made at once (0), then the waits between retries. */
@@ -172,6 +184,11 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_DEMO_PAGE', ['demoPage', 'enabled']],
   ['PALAVER_DEMO_PAGE_ACCOUNT', ['demoPage', 'account']],
   ['PALAVER_METRICS_TOKEN', ['metrics', 'token']],
+  ['PALAVER_MEDIA_STORAGE_QUOTA_BYTES', ['media', 'storageQuotaBytes']],
+  ['PALAVER_MEDIA_QUOTA_WINDOW_SECONDS', ['media', 'quotaWindowSeconds']],
+  ['PALAVER_MEDIA_CONVERSATION_QUOTA_BYTES', ['media', 'conversationQuotaBytes']],
+  ['PALAVER_MEDIA_DEVICE_QUOTA_BYTES', ['media', 'deviceQuotaBytes']],
+  ['PALAVER_MEDIA_UNSENT_TTL_SECONDS', ['media', 'unreferencedTtlSeconds']],
 ];
 
 export class ConfigError extends Error {

@@ -1,26 +1,36 @@
 // Where uploaded bytes live. The database row says whose a file is; storage only keeps bytes.
 // A small interface so that an object store can stand in for the disk later.
-import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface MediaStorage {
-  put(accountId: number, filePath: string, bytes: Buffer): Promise<void>;
+  /** Takes the file at `source` (an upload's temporary file, gone afterwards) as `filePath`. */
+  put(accountId: number, filePath: string, source: string): Promise<void>;
   /** null when there is no such file. */
   get(accountId: number, filePath: string): Promise<Buffer | null>;
   /** Gone afterwards; a file already gone is no error. */
   delete(accountId: number, filePath: string): Promise<void>;
 }
 
-/** Files under <root>/<accountId>/<year>/<month>/<day>/<file>; written to a temporary name, then renamed. */
+/**
+ * Files under <root>/<accountId>/<year>/<month>/<day>/<file>. An upload's temporary file is
+ * renamed into place (copied to a temporary name, then renamed, when it is on another file system).
+ */
 export class DiskMediaStorage implements MediaStorage {
   constructor(private readonly root: string) {}
 
-  async put(accountId: number, filePath: string, bytes: Buffer): Promise<void> {
+  async put(accountId: number, filePath: string, source: string): Promise<void> {
     const target = this.resolve(accountId, filePath);
     await mkdir(path.dirname(target), { recursive: true });
-    const temporary = `${target}.part`;
-    await writeFile(temporary, bytes);
-    await rename(temporary, target);
+    try {
+      await rename(source, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      const temporary = `${target}.part`;
+      await copyFile(source, temporary);
+      await rename(temporary, target);
+      await unlink(source);
+    }
   }
 
   async get(accountId: number, filePath: string): Promise<Buffer | null> {

@@ -1,5 +1,7 @@
 // Deletes uploads that no message refers to once they are older than
-// media.unreferencedTtlSeconds: the row, then the file. Every node sweeps on its own timer;
+// media.unreferencedTtlSeconds (an hour by default): the row, then the file. Never sooner than
+// the upload quota window (config.ts holds it so): the quotas per conversation and device count
+// these rows (conversations/media.ts). Every node sweeps on its own timer;
 // rows are taken with FOR UPDATE SKIP LOCKED, so nodes sweeping at once take different rows
 // and none waits. A message written with an upload holds it FOR SHARE
 // (conversations/media.ts), so the sweeper skips it, and the references are checked again by

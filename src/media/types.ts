@@ -2,7 +2,8 @@
 // decided from the file's bytes where the format has a signature. A name or declared type is
 // only believed where the bytes cannot tell (old Office files share one container; plain text
 // has no signature), and then only after the bytes pass a check of their own.
-import { fileTypeFromBuffer } from 'file-type';
+import { createReadStream } from 'node:fs';
+import { fileTypeFromFile } from 'file-type';
 
 export type MediaKind = 'image' | 'document' | 'audio' | 'video';
 
@@ -86,44 +87,85 @@ function claimedExtension(declared: { name: string | null; type: string | null }
   return fromName ?? DECLARED_EXTENSION[(declared.type ?? '').split(';')[0]?.trim().toLowerCase() ?? ''];
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b\u000e-\u001f\u007f]/;
+
 /**
  * Plain text: valid UTF-8 with no control characters but tab, line breaks and form feed.
  * It is served as text/plain with nosniff and as an attachment, so markup inside stays text.
+ * Read in chunks: a text file is as large as a document may be.
  */
-function isPlainText(bytes: Buffer): boolean {
-  if (bytes.length === 0) return false;
-  let text: string;
+async function isPlainText(filePath: string): Promise<boolean> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let empty = true;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    for await (const chunk of createReadStream(filePath, { highWaterMark: 64 * 1024 })) {
+      empty = false;
+      if (CONTROL.test(decoder.decode(chunk as Buffer, { stream: true }))) return false;
+    }
+    // A sequence cut off at the end throws here.
+    return !empty && !CONTROL.test(decoder.decode());
   } catch {
     return false;
   }
-  // eslint-disable-next-line no-control-regex
-  return !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
 }
 
 /**
- * file-type's guess; 'undecodable' when the bytes start like a format and then break off or
- * contradict it (a PNG signature alone throws EndOfStreamError): no file the clients render.
+ * file-type's guess from the file's first bytes (it reads only what the format needs);
+ * 'undecodable' when the bytes start like a format and then break off or contradict it (a
+ * PNG signature alone throws EndOfStreamError): no file the clients render.
  */
-async function detect(bytes: Buffer): Promise<Awaited<ReturnType<typeof fileTypeFromBuffer>> | 'undecodable'> {
+async function detect(filePath: string): Promise<Awaited<ReturnType<typeof fileTypeFromFile>> | 'undecodable'> {
   try {
-    return await fileTypeFromBuffer(bytes);
+    return await fileTypeFromFile(filePath);
   } catch {
     return 'undecodable';
   }
 }
 
 /** The type Palaver keeps the upload as, or null when it is not one the clients render (or broken). */
-export async function classifyUpload(bytes: Buffer, declared: { name: string | null; type: string | null }): Promise<MediaType | null> {
-  const detected = await detect(bytes);
+export async function classifyUpload(filePath: string, declared: { name: string | null; type: string | null }): Promise<MediaType | null> {
+  const detected = await detect(filePath);
   if (detected === 'undecodable') return null;
   if (detected) {
     if (detected.mime === 'application/x-cfb') return COMPOUND_FILES[claimedExtension(declared) ?? ''] ?? null;
     return BY_SIGNATURE[detected.mime] ?? null;
   }
   const text = TEXT_FILES[claimedExtension(declared) ?? ''];
-  return text && isPlainText(bytes) ? text : null;
+  return text && (await isPlainText(filePath)) ? text : null;
+}
+
+/** Other spellings of a stored extension that a file name may keep. */
+const SAME_EXTENSION: Readonly<Record<string, readonly string[]>> = {
+  jpg: ['jpeg', 'jpe'],
+  mid: ['midi'],
+  aiff: ['aif'],
+  mpeg: ['mpg'],
+  mp4: ['m4v'],
+  ogg: ['oga'],
+};
+
+/**
+ * The name a file is offered for download under: the uploader's name ending in the extension of
+ * the type its bytes were stored as, so that the saved file opens as what it is
+ * (`statement.html` holding a PDF becomes `statement.pdf`, `invoice.hta.` becomes
+ * `invoice.pdf`). Trailing dots and spaces, which Windows drops, are dropped first.
+ */
+export function downloadName(name: string | null, extension: string, maxLength = 255): string {
+  const trailing = /[.\s]+$/;
+  // eslint-disable-next-line no-control-regex
+  const trimmed = (name ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(trailing, '');
+  const dot = trimmed.lastIndexOf('.');
+  const current = dot > 0 ? trimmed.slice(dot + 1) : '';
+  const lower = current.toLowerCase();
+  const keep = lower === extension || (SAME_EXTENSION[extension]?.includes(lower) ?? false);
+  const ext = keep ? current : extension;
+  // Counted in code points, as the column is, so that no surrogate pair is cut in two.
+  const stem = Array.from(dot > 0 ? trimmed.slice(0, dot) : trimmed)
+    .slice(0, maxLength - ext.length - 1)
+    .join('')
+    .replace(trailing, '');
+  return `${stem || 'file'}.${ext}`;
 }
 
 /** The Content-Type a stored file is served with. */

@@ -1,9 +1,9 @@
-import { readMedia, uploadMedia } from '../../conversations/media.ts';
+import { readMedia, uploadAllowance, uploadMedia } from '../../conversations/media.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import { sendMedia } from '../../http/media-response.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
-import { multipart, withUploadedFile } from '../../http/middleware/multipart.ts';
+import { declaredUpload, receiveFile } from '../../http/middleware/multipart.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams } from '../../http/validate.ts';
 import type { MediaKind } from '../../media/types.ts';
@@ -11,11 +11,17 @@ import { conversation } from './auth.ts';
 import { mediaParams } from './schema.ts';
 
 export function mediaRoutes(router: AppRouter, maxBytes: Readonly<Record<MediaKind, number>>): void {
-  router.post('/media', limitWrites(), multipart(Math.max(...Object.values(maxBytes))), async (ctx) => {
-    const media = await withUploadedFile(ctx, 'media', async (file) => {
-      const { account, user } = conversation(ctx);
-      return uploadMedia(ctx.deps.db.orm.em, ctx.deps.media, account, user, file, maxBytes, ctx.deps.config.media.storageQuotaBytes);
-    });
+  const largest = Math.max(...Object.values(maxBytes));
+  // Quotas before the body is read; the body then streamed to a temporary file under the cap left.
+  router.post('/media', limitWrites(), async (ctx) => {
+    const declared = declaredUpload(ctx, largest);
+    const { account, user, device } = conversation(ctx);
+    const uploader = { account, user, deviceId: device.id };
+    const em = ctx.deps.db.orm.em;
+    const allowance = await uploadAllowance(em, uploader, ctx.deps.config.media, declared);
+    const media = await receiveFile(ctx, 'media', allowance, (file) =>
+      uploadMedia(em, ctx.deps.media, uploader, file, maxBytes, ctx.deps.config.media),
+    );
     respond(ctx, { data: { media: media.id } });
   });
 

@@ -8,6 +8,8 @@ export const MediaSchema = defineEntity({
     id: p.uuid().primary(),
     accountId: p.integer(),
     userId: p.integer(),
+    /** The device that uploaded it; null for a Service's uploads (and once the device is erased). */
+    deviceId: p.integer().nullable(),
     path: p.string(),
     mimeType: p.string(),
     size: p.integer(),

@@ -49,6 +49,9 @@ export function errorHandler(): Middleware<AppState, AppContextExtras> {
       else if (known.status >= 500) ctx.state.log.error({ err: known.cause ?? known, code: known.code }, 'request failed');
       ctx.status = answer.status;
       for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+      // Refused before the body was read (a declared length, a quota, a file over its cap):
+      // the connection closes after the answer rather than reading the rest to reuse it.
+      if (!ctx.req.complete) ctx.set('connection', 'close');
       ctx.body = envelope(ctx, false, { data: answer.data, notifications: errorNotifications(answer) });
     }
   };

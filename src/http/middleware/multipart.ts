@@ -1,57 +1,96 @@
-// Uploads: multipart/form-data with one file, parsed by koa-body (formidable) for the routes
-// that take files, with their temporary files always removed afterwards.
-import { readFile, rm } from 'node:fs/promises';
-import type { Middleware } from 'koa';
+// Uploads: multipart/form-data with one file. What can be judged before the body is read is
+// (the type of body, its declared length, and with it the quotas: conversations/media.ts);
+// the file part is then streamed by koa-body (formidable) into a temporary file, its cap
+// enforced while it streams, so no upload is ever held in memory. Each request's temporary
+// files live in a folder of its own under <dataDir>/uploads, removed whatever the outcome.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { koaBody } from 'koa-body';
-import type { UploadedFile } from '../../conversations/media.ts';
+import type { UploadAllowance, UploadedFile } from '../../conversations/media.ts';
 import { AppError } from '../../errors.ts';
 import { checkStorable } from '../../validation.ts';
 import { refuseDeclaredLength } from './body.ts';
-import type { AppContext, AppContextExtras, AppState } from '../types.ts';
+import type { AppContext } from '../types.ts';
+
+/** Boundaries, part headers and small fields beside the file: 64 KiB of them at most. */
+const PART_OVERHEAD_BYTES = 64 * 1024;
+
+/** formidable's codes for a file over maxFileSize / maxTotalFileSize. */
+const FILE_TOO_LARGE = new Set([1009, 1016]);
+
+/** The temporary folder of uploads being received. */
+export const uploadsDir = (dataDir: string) => path.resolve(dataDir, 'uploads');
+
+export interface DeclaredUpload {
+  /** The least the file can be, given the declared Content-Length (1 when none is declared). */
+  smallestFileBytes: number;
+  /** The largest file of any kind: the kind is known only from the bytes. */
+  largestFileBytes: number;
+}
 
 /**
- * multipart/form-data with one file; a file over the cap is media_too_large, not a generic 413.
- * The cap here is the largest of the per-kind caps: the kind is known only from the bytes.
+ * Judged before a byte of the body is read: multipart (415 multipart_required), and a declared
+ * length within the largest cap (413 media_too_large).
  */
-export function multipart(maxBytes: number): Middleware<AppState, AppContextExtras> {
-  const parse = koaBody({
-    multipart: true,
-    json: false,
-    urlencoded: false,
-    text: false,
-    formidable: { maxFiles: 1, maxFileSize: maxBytes, maxTotalFileSize: maxBytes, allowEmptyFiles: false },
-  });
-  return async (ctx, next) => {
-    if (!ctx.request.is('multipart')) throw new AppError(415, 'multipart_required');
-    // Part headers and boundaries come on top of the file: 64 KiB of them at most.
-    refuseDeclaredLength(ctx, maxBytes + 64 * 1024, 'media_too_large');
+export function declaredUpload(ctx: AppContext, largestFileBytes: number): DeclaredUpload {
+  if (!ctx.request.is('multipart')) throw new AppError(415, 'multipart_required');
+  refuseDeclaredLength(ctx, largestFileBytes + PART_OVERHEAD_BYTES, 'media_too_large');
+  const declared = Number(ctx.get('content-length') || Number.NaN);
+  const smallestFileBytes = Number.isFinite(declared) ? Math.max(1, declared - PART_OVERHEAD_BYTES) : 1;
+  return { smallestFileBytes, largestFileBytes };
+}
+
+/**
+ * Streams the named file part to a temporary file of at most `allowance.maxBytes` and hands it
+ * to `use` (422 missing_media, the code clients show a text for, when the field is missing);
+ * the temporary folder is removed afterwards, whether `use` took the file over or not.
+ */
+export async function receiveFile<T>(
+  ctx: AppContext,
+  field: string,
+  allowance: UploadAllowance,
+  use: (file: UploadedFile) => Promise<T>,
+): Promise<T> {
+  const parent = uploadsDir(ctx.deps.config.dataDir);
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(path.join(parent, 'incoming-'));
+  try {
+    const parse = koaBody({
+      multipart: true,
+      json: false,
+      urlencoded: false,
+      text: false,
+      formidable: {
+        uploadDir: dir,
+        maxFiles: 1,
+        maxFileSize: allowance.maxBytes,
+        maxTotalFileSize: allowance.maxBytes,
+        // Fields beside the file are held in memory: a few small ones at most.
+        maxFields: 20,
+        maxFieldsSize: PART_OVERHEAD_BYTES,
+        allowEmptyFiles: false,
+      },
+    });
     try {
       await parse(ctx, () => Promise.resolve());
     } catch (err) {
+      if (FILE_TOO_LARGE.has(Number((err as { code?: unknown }).code))) throw await allowance.overCap();
       const status = (err as { httpCode?: number; status?: number }).httpCode ?? (err as { status?: number }).status;
       if (status === 413) throw new AppError(413, 'media_too_large');
       throw new AppError(400, 'invalid_multipart');
     }
-    await next();
-  };
-}
-
-/** Hands the named file's bytes to `use`; 422 missing_media (the code clients show a text for) when the field is missing. */
-export async function withUploadedFile<T>(ctx: AppContext, field: string, use: (file: UploadedFile) => Promise<T>): Promise<T> {
-  try {
     const files = ctx.request.files?.[field];
     const file = Array.isArray(files) ? files[0] : files;
     if (!file) throw new AppError(422, 'missing_media');
     // The file name becomes the media's description: no NUL or lone surrogate reaches SQL.
     checkStorable(file.originalFilename ?? null, `${field}.filename`);
     return await use({
-      bytes: await readFile(file.filepath),
+      path: file.filepath,
+      size: file.size,
       originalName: file.originalFilename ?? null,
       declaredType: file.mimetype ?? null,
     });
   } finally {
-    // formidable's temporary files are ours to remove.
-    const all = Object.values(ctx.request.files ?? {}).flat();
-    await Promise.all(all.map((f) => rm(f.filepath, { force: true })));
+    await rm(dir, { recursive: true, force: true });
   }
 }

@@ -24,6 +24,8 @@ export interface Strings {
   startOfConversation: string;
   uploadFailed: string;
   fileTooLarge: string;
+  /** Too many files sent lately (the upload quota of the device or the conversation). */
+  uploadLimit: string;
   fileTypeRefused: string;
   download: string;
   /** The panel's prompt while the conversation is empty and the account has no welcome message. */
@@ -58,6 +60,7 @@ const en: Strings = {
   startOfConversation: 'Start of the conversation',
   uploadFailed: 'The file could not be sent.',
   fileTooLarge: 'The file is too large.',
+  uploadLimit: 'You have sent many files lately. Try again later.',
   fileTypeRefused: 'This kind of file cannot be sent.',
   download: 'Download',
   emptyPrompt: "Send us a message and we'll get back to you here.",
@@ -89,6 +92,7 @@ const nl: Strings = {
   startOfConversation: 'Begin van het gesprek',
   uploadFailed: 'Het bestand kon niet worden verstuurd.',
   fileTooLarge: 'Het bestand is te groot.',
+  uploadLimit: 'Je hebt de laatste tijd veel bestanden gestuurd. Probeer het later opnieuw.',
   fileTypeRefused: 'Dit soort bestand kan niet worden verstuurd.',
   download: 'Downloaden',
   emptyPrompt: 'Stuur ons een bericht, dan reageren we hier.',

@@ -31,6 +31,9 @@ const FINAL = new Set([
   'invalid_media_type',
   'media_too_large',
   'storage_quota_exceeded',
+  // The visitor's upload quota: it frees up within the hour, not within the widget's retries.
+  'device_upload_quota_exceeded',
+  'conversation_upload_quota_exceeded',
   'missing_media',
 ]);
 /** The visitor stops typing (stopTyping) after this long without a key. */
@@ -489,6 +492,7 @@ export class Widget {
     const s = this.settings.strings;
     if (code === 'media_too_large' || code === 'storage_quota_exceeded') return s.fileTooLarge;
     if (code === 'invalid_media_type') return s.fileTypeRefused;
+    if (code === 'device_upload_quota_exceeded' || code === 'conversation_upload_quota_exceeded') return s.uploadLimit;
     if (code === 'media_not_found' || code === 'missing_media') return s.uploadFailed;
     return s.notSent;
   }
