@@ -92,16 +92,15 @@ export class Gateway {
   constructor(private readonly deps: GatewayDeps) {
     this.handlers = clientEventHandlers(deps);
     const leave = (socket: ClientSocket) => this.leave(socket, socket.data.userId);
+    const unreserve = (conn: EngineConnection) => this.unreserve(conn);
     this.onDisconnect = function (this: ClientSocket) {
       clearTimeout(this.data.expiry);
       leave(this);
+      // Left the namespace, maybe with its connection still open: the place is free again.
+      unreserve(this.conn);
     };
-    const reservedBy = this.reservedBy;
-    const release = (address: string) => this.release(address);
     this.releaseOnClose = function (this: EngineConnection) {
-      const address = reservedBy.get(this);
-      reservedBy.delete(this);
-      if (address !== undefined) release(address);
+      unreserve(this);
     };
     this.feedOutlet = {
       em: deps.em,
@@ -150,12 +149,17 @@ export class Gateway {
       const { address: peer, headers } = socket.handshake;
       const address = this.deps.trustedProxies.clientAddress(peer, headers['x-forwarded-for']);
       // Counted from the handshake on, so a burst of handshakes cannot pass the cap together.
-      if (!this.reserve(address, socket.conn)) return next(this.refusal(new AppError(429, 'too_many_connections')));
+      // One place per Engine.IO connection: a second CONNECT for / sent on it while the first
+      // is still being authenticated (Socket.IO ignores one sent later) is refused, so that a
+      // connection never holds more places than its close gives back.
+      if (this.reservedBy.has(socket.conn) || !this.reserve(address, socket.conn)) {
+        return next(this.refusal(new AppError(429, 'too_many_connections')));
+      }
       client.data.address = address;
       this.authenticate(client).then(
         () => next(),
         (err: unknown) => {
-          this.unreserve(address, socket.conn);
+          this.unreserve(socket.conn);
           next(this.refusal(err));
         },
       );
@@ -242,8 +246,9 @@ export class Gateway {
   }
 
   /**
-   * A place for one more socket of this address, given back when its connection closes (or
-   * by the returned function, when the handshake is refused); null when the address is full.
+   * A place for the connection's socket, counted against its address; given back exactly once
+   * (unreserve): when the handshake is refused, the socket disconnects or the connection
+   * closes, whichever comes first. False when the address is full.
    */
   private reserve(address: string, conn: EngineConnection): boolean {
     const open = this.perAddress.get(address) ?? 0;
@@ -254,8 +259,10 @@ export class Gateway {
     return true;
   }
 
-  /** Gives the place back before the connection closes (a refused handshake). */
-  private unreserve(address: string, conn: EngineConnection): void {
+  /** Gives the connection's place back, if it still holds one. */
+  private unreserve(conn: EngineConnection): void {
+    const address = this.reservedBy.get(conn);
+    if (address === undefined) return;
     conn.off('close', this.releaseOnClose);
     this.reservedBy.delete(conn);
     this.release(address);
