@@ -12,7 +12,7 @@ import type { TrustedProxies } from '../addresses.ts';
 import { openConversation, type CallerHeaders } from '../api/client/caller.ts';
 import type { ServiceCallers } from '../api/service/caller.ts';
 import type { AnyNotice } from '../conversations/notices.ts';
-import { MessageSchema, MessageType, type Message } from '../db/entities/index.ts';
+import { MessageSchema, MessageType, UserSchema, type Message } from '../db/entities/index.ts';
 import { AppError, knownError } from '../errors.ts';
 import { writeLimitKey } from '../limits.ts';
 import type { Logger } from '../logger.ts';
@@ -243,6 +243,7 @@ export class Gateway {
     data.callerEpoch = 0;
     data.feed = new SocketFeed(socket, this.feedOutlet, startAt);
     data.validUntil = caller.identity?.validUntil;
+    data.identification = caller.identity?.identification;
   }
 
   /**
@@ -404,15 +405,40 @@ export class Gateway {
     }
   }
 
-  /** After a merge the anonymous user's sockets belong to the registered user, on every node. */
+  /**
+   * After a merge, on every node, the anonymous user's sockets that presented the registered
+   * user's header at their handshake belong to that user (and live no longer than the header:
+   * armExpiry). The others carry a device id alone, which no longer opens this conversation
+   * over REST: they are told the code REST answers (authorization_required, or
+   * authorization_mismatch for another customer's header) and disconnected, never moved.
+   */
   private async moveSockets(fromUserId: number, toUserId: number): Promise<void> {
     const sockets = this.byUser.get(fromUserId);
     if (!sockets) return;
     this.byUser.delete(fromUserId);
-    // At once, not after the read below: an event meanwhile must not write as the anonymous caller.
+    // At once, not after the reads below: an event meanwhile must not write as the anonymous caller.
     for (const socket of sockets) dropCaller(socket);
-    const newest = await this.newest(this.deps.em(), toUserId);
+    const em = this.deps.em();
+    let customer: string | null | undefined;
+    let newest: number;
+    try {
+      customer = (await em.findOne(UserSchema, { id: toUserId }, { fields: ['uniqueIdentifier'] }))?.uniqueIdentifier;
+      newest = await this.newest(em, toUserId);
+    } catch (err) {
+      // Not knowing whose the conversation is, none is moved into it: their connections are
+      // closed (not a Socket.IO disconnect), so clients reconnect and are judged at the handshake.
+      this.deps.logger.warn({ err }, 'merged user not read: its sockets are closed');
+      for (const socket of sockets) socket.conn.close();
+      return;
+    }
     for (const socket of sockets) {
+      if (!customer || socket.data.identification !== customer) {
+        socket.emit('unauthorized', {
+          code: socket.data.identification === undefined ? 'authorization_required' : 'authorization_mismatch',
+        });
+        socket.disconnect(true);
+        continue;
+      }
       socket.data.userId = toUserId;
       socket.data.feed.restart(newest);
       this.join(socket, toUserId);
