@@ -282,9 +282,9 @@ describe('Client API: devices and users', function () {
       const hmac = (key: string, data: string) => createHmac('sha512', key).update(data).digest('hex');
       const now = Math.floor(Date.now() / 1000);
       const signed = (key: string, validUntil: string) =>
-        Buffer.from(
-          `customer-77|${key}|${validUntil}|${hmac(t.account.authorizationSecret, `customer-77${key}${validUntil}`)}`,
-        ).toString('base64');
+        Buffer.from(`customer-77|${key}|${validUntil}|${hmac(t.account.authorizationSecret, `customer-77${key}${validUntil}`)}`).toString(
+          'base64',
+        );
       const key = hmac('own secret', 'customer-77');
       const cases: Array<[string, string, number]> = [
         [key, String(now + 3600), 200],
