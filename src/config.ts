@@ -123,8 +123,15 @@ const schema = z.object({
       audio: z.coerce.number().int().positive(),
       video: z.coerce.number().int().positive(),
     }),
-    /** The longest a registered user's authorization header may be valid for, from now. */
-    authorizationMaxLifetimeSeconds: z.coerce.number().int().positive(),
+    /**
+     * The longest a registered user's authorization header may be valid for, from now. At most a
+     * year: a bounded lifetime is part of what keeps a header from being re-split (authorization.ts).
+     */
+    authorizationMaxLifetimeSeconds: z.coerce
+      .number()
+      .int()
+      .positive()
+      .max(366 * 86400),
     /** How long a rotated-out authorization secret still verifies users' headers. */
     authorizationSecretGraceSeconds: z.coerce.number().int().nonnegative(),
     /** How long browsers may keep a CORS preflight answer. */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { io } from 'socket.io-client';
+import { WebSocket } from 'ws';
 import { TrustedProxies } from '../src/addresses.ts';
 import { createOperator } from '../src/tenancy/operators.ts';
 import type { AccountData } from './support/factories.ts';
@@ -319,6 +320,118 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
     }
   });
 });
+
+/**
+ * A raw Engine.IO connection over WebSocket (no socket.io-client, which never does this): it
+ * sends the Socket.IO CONNECT packets it is told to and records the answers.
+ */
+async function rawEngineConnection(url: string, from: string) {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`, {
+    headers: { 'x-forwarded-for': from },
+  });
+  const packets: string[] = [];
+  ws.on('message', (data: Buffer) => {
+    const text = data.toString();
+    if (text === '2') ws.send('3');
+    else packets.push(text);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return {
+    packets,
+    /** "40" + auth: a Socket.IO CONNECT of namespace "/". */
+    connect: (auth: unknown) => ws.send(`40${JSON.stringify(auth)}`),
+    /** "41": a Socket.IO DISCONNECT of namespace "/", the connection left open. */
+    leave: () => ws.send('41'),
+    close: () => new Promise<void>((resolve) => (ws.once('close', () => resolve()), ws.close())),
+  };
+}
+
+describe('sockets per address, one Engine.IO connection at a time', function () {
+  this.timeout(30_000);
+
+  it('a connection sending CONNECT for / twice holds one place, and gives it back when closed', async () => {
+    const server = await startTestServer({ trustedProxies: ['127.0.0.1'], client: { maxSocketsPerAddress: 2 } });
+    const sockets: Array<ReturnType<typeof io>> = [];
+    try {
+      const account = await freshAccount(server);
+      const address = freshAddress();
+      const device = async () => {
+        const widget = new Widget(account, undefined, undefined, '', server.url);
+        expect((await widget.register()).status).to.equal(200);
+        return { identification: `${account.identification}:${widget.deviceId}` };
+      };
+      for (let n = 0; n < 3; n++) {
+        const raw = await rawEngineConnection(server.url, address);
+        // Two at once (Socket.IO ignores a CONNECT for a namespace the connection already has a
+        // socket of, but not one arriving while the first is still being authenticated).
+        const [a, b, c] = await Promise.all([device(), device(), device()]);
+        raw.connect(a);
+        raw.connect(b);
+        await until(
+          () => raw.packets.filter((p) => p.startsWith('4')).length >= 2,
+          () => raw.packets.join(' '),
+        );
+        const answers = raw.packets.filter((p) => p.startsWith('4'));
+        expect(
+          answers.filter((p) => p.startsWith('40{"sid"')),
+          answers.join(' '),
+        ).to.have.length(1);
+        expect(
+          answers.filter((p) => p.startsWith('44{"message":"too_many_connections"')),
+          answers.join(' '),
+        ).to.have.length(1);
+        // Then the namespace left ("41") and joined again on the same connection.
+        raw.leave();
+        // Handled on the next tick: a CONNECT read before would be an invalid state (the connection closed).
+        await new Promise((r) => setTimeout(r, 100));
+        raw.connect(c);
+        await until(
+          () => raw.packets.filter((p) => p.startsWith('4')).length >= 3,
+          () => raw.packets.join(' '),
+        );
+        expect(raw.packets.at(-1)).to.match(/^40\{"sid"/);
+        await raw.close();
+      }
+      // Every place came back: the address opens the whole cap.
+      const open = async () => {
+        const socket = io(server.url, {
+          path: '/socket.io',
+          transports: ['websocket'],
+          reconnection: false,
+          extraHeaders: { 'x-forwarded-for': address },
+          auth: await device(),
+        });
+        sockets.push(socket);
+        return new Promise<string>((resolve) => {
+          socket.once('connect', () => resolve('connected'));
+          socket.once('connect_error', (err: Error) => resolve(err.message));
+        });
+      };
+      const opened: string[] = [];
+      // The server sees the raw connections close a moment after the client does.
+      for (let i = 0; i < 20 && opened.filter((o) => o === 'connected').length < 2; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 100));
+        opened.push(await open());
+      }
+      expect(opened.filter((o) => o === 'connected')).to.have.length(2);
+      expect(await open(), 'and no more').to.equal('too_many_connections');
+    } finally {
+      for (const socket of sockets) socket.disconnect();
+      await server.stop();
+    }
+  });
+});
+
+async function until(condition: () => boolean, what: () => string, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error(`timed out: ${what()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('open connections per address', function () {
   this.timeout(30_000);

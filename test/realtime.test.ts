@@ -250,19 +250,39 @@ describe('real-time gateway', function () {
     });
   });
 
-  it('moves the sockets of a merged anonymous user to the registered user', async () => {
+  it('at a merge, moves only the sockets that presented the customer’s header; the others are told the REST code and disconnected', async () => {
     const widget = new Widget(t.account);
     await widget.register();
-    const socket = await open(widget);
+    // Three sockets of the one anonymous device: its id alone, another customer's header, the merging customer's.
+    const deviceOnly = await open(widget);
+    const otherCustomer = await open(new Widget(t.account, widget.deviceId, authFor(t.account, 'someone-else')));
     widget.signIn('customer-after-merge');
+    const withHeader = await open(widget);
+    const ended = [deviceOnly, otherCustomer].map(
+      (s) =>
+        new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('not disconnected at the merge')), 10_000);
+          s.socket.once('disconnect', (why: string) => (clearTimeout(timer), resolve(why)));
+        }),
+    );
     const registeredId = (await widget.register()).body.data.userId;
-    await socket.expectExactly({ merged: 1 });
-    expect(socket.events('merged')[0]).to.deep.equal({ userId: registeredId });
+
+    expect(await Promise.all(ended), 'ended by the server: no reconnection of their own').to.deep.equal([
+      'io server disconnect',
+      'io server disconnect',
+    ]);
+    expect(deviceOnly.pushed).to.deep.equal([{ event: 'unauthorized', payload: { code: 'authorization_required' } }]);
+    expect(otherCustomer.pushed).to.deep.equal([{ event: 'unauthorized', payload: { code: 'authorization_mismatch' } }]);
+    await withHeader.expectExactly({ merged: 1 });
+    expect(withHeader.events('merged')[0]).to.deep.equal({ userId: registeredId });
     await agentSays(registeredId, 'welcome back');
-    await socket.expectExactly({ merged: 1, message: 1, agent: 1 });
-    expect(socket.messages()[0]).to.deep.include({ message: 'welcome back' });
-    // The socket's caller was identified again: its device now needs the customer's authorization, as over REST.
-    expect((await socket.emit('message', { message: 'still anonymous?' })).notifications[0]?.message).to.equal('authorization_required');
+    await withHeader.expectExactly({ merged: 1, message: 1, agent: 1 });
+    expect(withHeader.messages()[0]).to.deep.include({ message: 'welcome back' });
+    expect(deviceOnly.messages(), 'the customer’s messages never reach a device id alone').to.deep.equal([]);
+    // The moved socket is the customer's: its caller is identified again, with its header.
+    expect((await withHeader.emit('message', { message: 'as the customer' })).status).to.equal('SUCCESS');
+    // And what REST answers the device id alone is what the disconnected socket was told.
+    expect((await new Widget(t.account, widget.deviceId).messages()).body.notifications[0]?.message).to.equal('authorization_required');
   });
 
   it('identifies the caller again once its device moves to another customer: its next event is refused as over REST', async () => {
