@@ -212,7 +212,7 @@ describe('Operator dashboard', function () {
       await select.waitFor();
       expect(await select.isDisabled()).to.equal(true);
       expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
-      await page.getByText('You need the services:edit permission on this account to change the default Service.').waitFor();
+      await page.getByText('Changing the default Service needs the services:edit and conversations:read permissions on this account.').waitFor();
       await screenshots(page, 'account-read-only');
 
       const token = await page.evaluate<string | null>(`sessionStorage.getItem('palaver.dashboard.token')`);
@@ -231,6 +231,36 @@ describe('Operator dashboard', function () {
       await settings.getByText('Webhook URL:').waitFor();
       await settings.getByText('enabled', { exact: true }).waitFor();
       expect(await page.getByRole('button', { name: 'Save Service' }).count()).to.equal(0);
+    });
+
+    it('offers what sends conversation content elsewhere only with conversations:read beside services:edit', async () => {
+      const { page } = browser();
+      const grants = (...permissions: string[]) => permissions.map((permission) => ({ permission, accountId: account.id }));
+      const editor = await newOperator(grants('accounts:read', 'services:edit'));
+      await openDashboard(page, `#/accounts/${account.id}/services/${services[0]?.id}`);
+      await signIn(page, editor.email, editor.password);
+      await page.getByRole('button', { name: 'Save Service' }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Webhook URL' }).isDisabled()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Send test event' }).isDisabled()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Add API key' }).isDisabled()).to.equal(true);
+      await page.getByText('Adding an API key needs the services:edit and conversations:read permissions on this account.').waitFor();
+      // The name still saves (without the webhook URL).
+      await page.getByRole('textbox', { name: 'Name' }).fill('First renamed');
+      await page.getByRole('button', { name: 'Save Service' }).click();
+      await page.getByText('Service saved.').waitFor();
+      await page.getByRole('link', { name: account.name }).click();
+      await page.getByText('Creating a Service (its API key reads conversations) needs the services:edit').waitFor();
+      expect(await page.getByRole('button', { name: 'Create Service' }).count()).to.equal(0);
+      expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+
+      const both = await newOperator(grants('accounts:read', 'services:edit', 'conversations:read'));
+      await openDashboard(page, `#/accounts/${account.id}/services/${services[0]?.id}`);
+      await signIn(page, both.email, both.password);
+      await page.getByRole('button', { name: 'Save Service' }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Webhook URL' }).isDisabled()).to.equal(false);
+      expect(await page.getByRole('button', { name: 'Send test event' }).isDisabled()).to.equal(false);
+      expect(await page.getByRole('button', { name: 'Add API key' }).isDisabled()).to.equal(false);
     });
   });
 
