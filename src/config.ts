@@ -61,13 +61,18 @@ const schema = z.object({
     email: z.string().email().optional(),
     password: z.string().min(8, 'must be at least 8 characters').optional(),
     sessionTtlSeconds: z.coerce.number().int().positive(),
-    /** Login attempts per email and address per window. */
+    /** Failed logins per email and client address per window; a right password starts it over. */
     loginRateLimit: z.object({
       points: z.coerce.number().int().positive(),
       durationSeconds: z.coerce.number().int().positive(),
     }),
-    /** Login attempts per client address (any email) per window. */
+    /** Failed logins per client address (any email) per window. */
     loginAddressRateLimit: z.object({
+      points: z.coerce.number().int().positive(),
+      durationSeconds: z.coerce.number().int().positive(),
+    }),
+    /** Failed logins per email from any address per window: keep the window short, it slows guessing from many addresses. */
+    loginEmailRateLimit: z.object({
       points: z.coerce.number().int().positive(),
       durationSeconds: z.coerce.number().int().positive(),
     }),

@@ -93,6 +93,25 @@ describe('Operator dashboard', function () {
     expect(after.status).to.equal(401);
   });
 
+  it('says how long to wait when sign-ins are limited', async () => {
+    const { page } = browser();
+    const server = await startTestServer({ admin: { loginRateLimit: { points: 2, durationSeconds: 900 } } });
+    try {
+      await page.goto(`${server.url}/dashboard`);
+      await page.getByLabel('Email').fill(`limited-${Date.now()}@palaver.test`);
+      await page.getByLabel('Password').fill('not the password');
+      for (let i = 0; i < 2; i++) {
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
+        await page.getByRole('button', { name: 'Sign in', disabled: false }).waitFor();
+      }
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Too many attempts. Try again in 15 minutes.' }).waitFor();
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('serves the page with a strict CSP and calls only routes of /openapi.json', async () => {
     const { page } = browser();
     const called = new Set<string>();
@@ -212,7 +231,9 @@ describe('Operator dashboard', function () {
       await select.waitFor();
       expect(await select.isDisabled()).to.equal(true);
       expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
-      await page.getByText('Changing the default Service needs the services:edit and conversations:read permissions on this account.').waitFor();
+      await page
+        .getByText('Changing the default Service needs the services:edit and conversations:read permissions on this account.')
+        .waitFor();
       await screenshots(page, 'account-read-only');
 
       const token = await page.evaluate<string | null>(`sessionStorage.getItem('palaver.dashboard.token')`);
