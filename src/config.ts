@@ -147,10 +147,15 @@ const schema = z.object({
   }),
   metrics: z
     .object({
-      /** Set: GET /metrics needs `Authorization: Bearer <token>`. Unset (the default): /metrics is open. */
+      /** Set: GET /metrics needs `Authorization: Bearer <token>`. */
       token: z.string().min(16, 'must be at least 16 characters').optional(),
+      /**
+       * Without a token: true serves /metrics to anyone (development and test; in production only
+       * behind a proxy that keeps it from the outside), false answers 404 (production's default).
+       */
+      open: booleanLike.default(false),
     })
-    .default({}),
+    .default({ open: false }),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -177,6 +182,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_DEMO_PAGE', ['demoPage', 'enabled']],
   ['PALAVER_DEMO_PAGE_ACCOUNT', ['demoPage', 'account']],
   ['PALAVER_METRICS_TOKEN', ['metrics', 'token']],
+  ['PALAVER_METRICS_OPEN', ['metrics', 'open']],
 ];
 
 export class ConfigError extends Error {
