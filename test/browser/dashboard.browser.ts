@@ -771,6 +771,21 @@ describe('Operator dashboard', function () {
     expect(filesUnder(mediaDir)).to.deep.equal([]);
   });
 
+  it('goes back to sign-in at once when the operator is disabled elsewhere (the live socket ends)', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    const target = await newOperator([{ permission: 'conversations:read', accountId: account.id }]);
+    await openDashboard(page);
+    await signIn(page, target.email, target.password);
+    const operators = await api().get<Array<{ id: number; email: string }>>('/adminApi/operators', { token: await adminToken() });
+    const id = operators.body.data.find((o) => o.email === target.email)?.id;
+    const disabled = await api().put(`/adminApi/operators/${id}/disabled`, { token: await adminToken(), json: { disabled: true } });
+    expect(disabled.status).to.equal(200);
+    // Nothing pressed on the page: the server ended its socket.
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+  });
+
   it('disables an operator with a confirmation: their session ends and their sign-in fails with the reason; enabling lets them in', async () => {
     const { page } = browser();
     const target = await newOperator([{ permission: 'accounts:read', accountId: null }]);

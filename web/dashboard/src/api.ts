@@ -80,12 +80,15 @@ function send(method: string, path: string, headers: Record<string, string>, bod
   return fetch(`/adminApi${path}`, { method, headers, body, credentials: 'omit' });
 }
 
+/** The token is refused from now on (a 401, or the live socket ended by the server): back to sign-in. */
+export function sessionEnded(): void {
+  session.clear();
+  onSignedOut();
+}
+
 /** The error of a refused call; a refused token also ends the page's session. */
 function refusal(response: Response, path: string, envelope: Envelope<unknown> | null): ApiError {
-  if (response.status === 401 && path !== '/login') {
-    session.clear();
-    onSignedOut();
-  }
+  if (response.status === 401 && path !== '/login') sessionEnded();
   const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
   return new ApiError(response.status, envelope?.notifications ?? [], Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : null);
 }
