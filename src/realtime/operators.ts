@@ -156,7 +156,7 @@ export class OperatorChannel {
     if (!operator) return end(socket, 'invalid_token');
     const rooms = roomsOf(operator);
     if (rooms.length === 0) return end(socket, 'permission_denied');
-    for (const room of socket.rooms) {
+    for (const room of [...socket.rooms]) {
       if (room !== socket.id && !rooms.includes(room)) await socket.leave(room);
     }
     await socket.join(rooms);
@@ -196,5 +196,6 @@ function roomsOf(operator: AuthenticatedOperator): string[] {
 function end(socket: OperatorSocket, code: Ended['code']): void {
   if (socket.disconnected) return;
   socket.emit('ended', { code });
-  socket.disconnect(true);
+  // This namespace only: a connection may carry other namespaces' sockets.
+  socket.disconnect();
 }
