@@ -61,13 +61,18 @@ const schema = z.object({
     email: z.string().email().optional(),
     password: z.string().min(8, 'must be at least 8 characters').optional(),
     sessionTtlSeconds: z.coerce.number().int().positive(),
-    /** Login attempts per email and address per window. */
+    /** Failed logins per email and client address per window; a right password starts it over. */
     loginRateLimit: z.object({
       points: z.coerce.number().int().positive(),
       durationSeconds: z.coerce.number().int().positive(),
     }),
-    /** Login attempts per client address (any email) per window. */
+    /** Failed logins per client address (any email) per window. */
     loginAddressRateLimit: z.object({
+      points: z.coerce.number().int().positive(),
+      durationSeconds: z.coerce.number().int().positive(),
+    }),
+    /** Failed logins per email from any address per window: keep the window short, it slows guessing from many addresses. */
+    loginEmailRateLimit: z.object({
       points: z.coerce.number().int().positive(),
       durationSeconds: z.coerce.number().int().positive(),
     }),
@@ -161,10 +166,15 @@ const schema = z.object({
   }),
   metrics: z
     .object({
-      /** Set: GET /metrics needs `Authorization: Bearer <token>`. Unset (the default): /metrics is open. */
+      /** Set: GET /metrics needs `Authorization: Bearer <token>`. */
       token: z.string().min(16, 'must be at least 16 characters').optional(),
+      /**
+       * Without a token: true serves /metrics to anyone (development and test; in production only
+       * behind a proxy that keeps it from the outside), false answers 404 (production's default).
+       */
+      open: booleanLike.default(false),
     })
-    .default({}),
+    .default({ open: false }),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -196,6 +206,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_MEDIA_CONVERSATION_QUOTA_BYTES', ['media', 'conversationQuotaBytes']],
   ['PALAVER_MEDIA_DEVICE_QUOTA_BYTES', ['media', 'deviceQuotaBytes']],
   ['PALAVER_MEDIA_UNSENT_TTL_SECONDS', ['media', 'unreferencedTtlSeconds']],
+  ['PALAVER_METRICS_OPEN', ['metrics', 'open']],
 ];
 
 export class ConfigError extends Error {

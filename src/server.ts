@@ -123,6 +123,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       addressWriteLimiter,
       loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis, redisFallback),
       loginAddressLimiter: createLimiter('login-addresses', config.admin.loginAddressRateLimit, redis, redisFallback),
+      loginEmailLimiter: createLimiter('login-emails', config.admin.loginEmailRateLimit, redis, redisFallback),
       trustedProxies,
       realtime,
     };
@@ -148,6 +149,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     );
     sweeper.start();
     logger.info({ port, embeddedDatabase: db.embedded }, 'palaver listening');
+    if (config.metrics.token === undefined && !config.metrics.open) {
+      logger.warn(
+        '/metrics answers 404: set metrics.token (PALAVER_METRICS_TOKEN) for your scraper, or metrics.open (PALAVER_METRICS_OPEN=true) if a proxy keeps /metrics from the outside',
+      );
+    }
 
     let closing: Promise<void> | undefined;
     const close = () => {

@@ -1,5 +1,5 @@
 // Issue 13: client addresses are taken from X-Forwarded-For only as far as trusted proxies
-// vouch for it; logins are limited per email and per address; Client API writes per address as
+// vouch for it; failed logins are limited per email and address, per address and (briefly) per email; Client API writes per address as
 // well as per device; a storage quota per account; the sweeper of unsent uploads; sockets
 // capped per address. Each test runs its own server with small limits, and uses fresh emails
 // and addresses, as with Redis the counts outlive a server (and a run).
@@ -87,25 +87,87 @@ describe('client addresses and trusted proxies', function () {
     }
   });
 
-  it('limits logins per email too, from any address', async () => {
+  it('slows failed logins per email from any address for a short window, then lets the right password in', async () => {
     const server = await startTestServer({
-      admin: { loginRateLimit: { points: 3, durationSeconds: 900 }, loginAddressRateLimit: { points: 1000, durationSeconds: 900 } },
+      admin: { loginEmailRateLimit: { points: 3, durationSeconds: 2 } },
       trustedProxies: ['127.0.0.1'],
     });
     try {
       const api = client(server.url);
-      const email = freshEmail('many-places');
-      const statuses: number[] = [];
+      const operator = { email: freshEmail('many-places'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const answers = [];
       for (let i = 0; i < 5; i++) {
-        statuses.push(
-          (await api.post('/adminApi/login', { json: { email, password: `try ${i}` }, headers: { 'x-forwarded-for': freshAddress() } }))
-            .status,
-        );
+        const json = { email: operator.email, password: `try ${i}` };
+        answers.push(await api.post('/adminApi/login', { json, headers: { 'x-forwarded-for': freshAddress() } }));
       }
-      expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
+      expect(answers.map((a) => a.status)).to.deep.equal([401, 401, 401, 429, 429]);
+      const retryAfter = Number(answers[4]?.headers.get('retry-after'));
+      expect(retryAfter).to.be.within(1, 2);
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
+      const right = await api.post('/adminApi/login', { json: operator, headers: { 'x-forwarded-for': freshAddress() } });
+      expect(right.status, right.text).to.equal(200);
     } finally {
       await server.stop();
     }
+  });
+
+  describe('with the default login limits', () => {
+    let server: TestServer;
+    const api = () => client(server.url);
+    const login = (json: { email: string; password: string }, address: string) =>
+      api().post('/adminApi/login', { json, headers: { 'x-forwarded-for': address } });
+
+    before(async () => {
+      // config/default.json's limits (the test configuration lifts them).
+      server = await startTestServer({
+        trustedProxies: ['127.0.0.1'],
+        admin: {
+          loginRateLimit: { points: 10, durationSeconds: 900 },
+          loginAddressRateLimit: { points: 30, durationSeconds: 900 },
+          loginEmailRateLimit: { points: 20, durationSeconds: 60 },
+        },
+      });
+    });
+    after(async () => {
+      await server.stop();
+    });
+
+    it('never counts a successful sign-in: 35 in a row from one address all succeed', async () => {
+      const operator = { email: freshEmail('walkthrough'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const address = freshAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 35; i++) statuses.push((await login(operator, address)).status);
+      expect(statuses).to.deep.equal(Array<number>(35).fill(200));
+    });
+
+    it("limits one address's failures for one email, never the right password from another address", async () => {
+      const operator = { email: freshEmail('victim'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const attacker = freshAddress();
+      const answers = [];
+      for (let i = 0; i < 12; i++) answers.push(await login({ email: operator.email, password: `guess ${i}` }, attacker));
+      expect(answers.map((a) => a.status)).to.deep.equal([...Array<number>(10).fill(401), 429, 429]);
+      expect(Number(answers[11]?.headers.get('retry-after'))).to.be.within(800, 900);
+      expect(answers[11]?.body.notifications[0]?.message).to.equal('too_many_requests');
+      // The pair is limited, even for the right password (it would tell the guesser it is right).
+      expect((await login(operator, attacker)).status).to.equal(429);
+      const elsewhere = await login(operator, freshAddress());
+      expect(elsewhere.status, elsewhere.text).to.equal(200);
+    });
+
+    it("starts a pair's count over at the right password", async () => {
+      const operator = { email: freshEmail('typo'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const address = freshAddress();
+      const wrong = async () => (await login({ email: operator.email, password: 'typo' }, address)).status;
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i++) statuses.push(await wrong());
+      statuses.push((await login(operator, address)).status);
+      for (let i = 0; i < 9; i++) statuses.push(await wrong());
+      expect(statuses).to.deep.equal([...Array<number>(9).fill(401), 200, ...Array<number>(9).fill(401)]);
+    });
   });
 
   it('with trustedProxies = 127.0.0.1, counts the address behind it', async () => {

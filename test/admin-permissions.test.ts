@@ -22,6 +22,7 @@ interface Ids {
   deliveryId: string;
   keyId: number;
   operatorId: number;
+  webhookUrl: string;
 }
 
 interface Case {
@@ -29,7 +30,7 @@ interface Case {
   /** As the router lists it, under /adminApi. */
   route: string;
   path: (ids: Ids) => string;
-  body?: () => unknown;
+  body?: (ids: Ids) => unknown;
   /** Every one of them is needed (deliveries:manage includes deliveries:read). */
   needs: string[];
   /** Needs them on every account (a grant with no account), not on the one of the path. */
@@ -77,14 +78,14 @@ const CASES: Case[] = [
     method: 'POST',
     route: '/accounts/:accountId/authorization-secret',
     path: (i) => `/adminApi/accounts/${i.accountId}/authorization-secret`,
-    needs: ['accounts:edit'],
+    needs: ['accounts:edit', 'conversations:read'],
     allowed: 200,
   },
   {
     method: 'PUT',
     route: '/accounts/:accountId/default-service',
     path: (i) => `/adminApi/accounts/${i.accountId}/default-service`,
-    needs: ['services:edit'],
+    needs: ['services:edit', 'conversations:read'],
     allowed: 200,
   },
   {
@@ -92,7 +93,7 @@ const CASES: Case[] = [
     route: '/accounts/:accountId/services',
     path: (i) => `/adminApi/accounts/${i.accountId}/services`,
     body: () => ({ name: 'Matrix' }),
-    needs: ['services:edit'],
+    needs: ['services:edit', 'conversations:read'],
     allowed: 201,
   },
   {
@@ -116,7 +117,7 @@ const CASES: Case[] = [
     method: 'POST',
     route: '/services/:serviceId/keys',
     path: (i) => `/adminApi/services/${i.serviceId}/keys`,
-    needs: ['services:edit'],
+    needs: ['services:edit', 'conversations:read'],
     allowed: 201,
     record: true,
   },
@@ -133,7 +134,7 @@ const CASES: Case[] = [
     method: 'POST',
     route: '/services/:serviceId/test-event',
     path: (i) => `/adminApi/services/${i.serviceId}/test-event`,
-    needs: ['services:edit'],
+    needs: ['services:edit', 'conversations:read'],
     allowed: 200,
     record: true,
   },
@@ -281,7 +282,7 @@ const CASES: Case[] = [
     route: '/accounts/:accountId/push-settings/:kind',
     path: (i) => `/adminApi/accounts/${i.accountId}/push-settings/webhook`,
     body: () => ({ url: 'https://push.example.com/hook' }),
-    needs: ['accounts:edit'],
+    needs: ['accounts:edit', 'conversations:read'],
     allowed: 200,
   },
   // No OAuth webhook was ever set: 404 once allowed.
@@ -294,6 +295,23 @@ const CASES: Case[] = [
   },
   // Last: it ends the session whose token walked the cases above.
   { method: 'DELETE', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
+];
+
+/**
+ * Routes already in CASES with a body that needs more: what changes where conversation content
+ * goes needs conversations:read besides the route's own permission.
+ */
+const FIELD_CASES: Case[] = [
+  // The tenant's own receiver, so the walk changes nothing of where its webhooks go.
+  {
+    method: 'PATCH',
+    route: '/services/:serviceId',
+    path: (i) => `/adminApi/services/${i.serviceId}`,
+    body: (i) => ({ webhookUrl: i.webhookUrl }),
+    needs: ['services:edit', 'conversations:read'],
+    allowed: 200,
+    record: true,
+  },
 ];
 
 function holds(held: string[], needed: string): boolean {
@@ -344,11 +362,12 @@ describe('Admin API: permission matrix', function () {
       deliveryId,
       keyId: key.body.data.id,
       operatorId: operator.body.data.id,
+      webhookUrl: `${t.receiver.url}/hook`,
     };
   }
 
   const call = (c: Case, token: string, target: Ids) => {
-    const json = c.route.endsWith('/default-service') ? { serviceIdentification: target.serviceIdentification } : c.body?.();
+    const json = c.route.endsWith('/default-service') ? { serviceIdentification: target.serviceIdentification } : c.body?.(target);
     return api()[c.method.toLowerCase() as 'get'](c.path(target), { token, json });
   };
 
@@ -378,6 +397,9 @@ describe('Admin API: permission matrix', function () {
       ['*'],
       ['deliveries:read', 'conversations:read'],
       ['deliveries:manage', 'conversations:read'],
+      // What sends conversation content elsewhere: allowed only with the pair.
+      ['services:edit', 'conversations:read'],
+      ['accounts:edit', 'conversations:read'],
     ];
     expect(PERMISSIONS).to.include.members(['deliveries:read', 'deliveries:manage', 'conversations:read']);
     const cells: string[] = [];
@@ -389,7 +411,8 @@ describe('Admin API: permission matrix', function () {
       await Promise.all(
         sets.map(async (set, n) => {
           const token = tokens[n] ?? '';
-          for (const c of CASES) {
+          // The last case signs out: the field cases go before it.
+          for (const c of [...CASES.slice(0, -1), ...FIELD_CASES, ...CASES.slice(-1)]) {
             const allowed = (everywhere || !c.everywhere) && c.needs.every((p) => holds(set, p));
             const answer = await call(c, token, ids);
             const cell = `${c.method} ${c.route} with [${set.join(', ')}] ${everywhere ? 'everywhere' : 'on the account'}`;
@@ -404,7 +427,7 @@ describe('Admin API: permission matrix', function () {
         }),
       );
     }
-    expect(cells).to.have.length(2 * sets.length * CASES.length);
+    expect(cells).to.have.length(2 * sets.length * (CASES.length + FIELD_CASES.length));
   });
 
   it('keeps conversation content from accounts:read alone: the deliveries log needs conversations:read', async () => {

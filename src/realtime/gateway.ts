@@ -18,7 +18,7 @@ import { writeLimitKey } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
 import { SocketFeed, type FeedOutlet } from './feed.ts';
-import { OperatorChannel } from './operators.ts';
+import { OperatorChannel, type OperatorNamespace } from './operators.ts';
 import { clientEventHandlers, type ClientEventDeps } from '../api/client/socket-events.ts';
 import type { ClientSocket } from './events.ts';
 
@@ -166,7 +166,7 @@ export class Gateway {
     });
     io.on('connection', (socket) => this.connected(socket as ClientSocket));
     io.on(NOTICE, (notice: AnyNotice) => this.receive(notice));
-    this.operators = new OperatorChannel(io.of('/operators'), this.deps.em, (err) =>
+    this.operators = new OperatorChannel(io.of('/operators') as OperatorNamespace, this.deps.em, (err) =>
       this.deps.logger.warn({ err }, 'operator notice failed'),
     );
     this.io = io;
@@ -330,6 +330,10 @@ export class Gateway {
     }
     if (notice.kind === 'account') {
       this.deps.serviceCallers.dropAccount(notice.accountId);
+      return;
+    }
+    if (notice.kind === 'operator') {
+      this.operators?.receive(notice);
       return;
     }
     if (notice.kind === 'erased') {

@@ -4,12 +4,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { OperatorPermissionSchema, OperatorSchema, OperatorSessionSchema, type Operator } from '../db/entities/index.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../security/passwords.ts';
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
+import { notify, operatorChanged } from '../conversations/notices.ts';
 import { isPermission, type Grant } from './permissions.ts';
 
 export interface AuthenticatedOperator {
   id: number;
   /** The session the token belongs to: what signing out ends. */
   sessionId: number;
+  /** When the session ends by itself (admin.sessionTtlSeconds after sign-in). */
+  sessionExpiresAt: Date;
   email: string;
   identifier: string;
   grants: Grant[];
@@ -90,12 +93,22 @@ export async function authenticateOperator(em: EntityManager, token: string): Pr
   for (const row of rows) {
     if (isPermission(row.permission)) grants.push({ accountId: row.accountId ?? null, permission: row.permission });
   }
-  return { id: operator.id, sessionId: session.id, email: operator.email, identifier: operator.identifier, grants };
+  return {
+    id: operator.id,
+    sessionId: session.id,
+    sessionExpiresAt: session.expiresAt,
+    email: operator.email,
+    identifier: operator.identifier,
+    grants,
+  };
 }
 
-/** Signing out: the session's token is refused from now on. */
-export async function endSession(em: EntityManager, sessionId: number): Promise<void> {
-  await em.nativeDelete(OperatorSessionSchema, { id: sessionId });
+/** Signing out: the session's token is refused from now on, and its dashboard sockets end. */
+export async function endSession(em: EntityManager, operator: { id: number; sessionId: number }): Promise<void> {
+  await em.transactional(async (tx) => {
+    await tx.nativeDelete(OperatorSessionSchema, { id: operator.sessionId });
+    notify(tx, operatorChanged(operator.id));
+  });
 }
 
 export interface OperatorWithGrants {
@@ -122,6 +135,8 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
     await tx.nativeDelete(OperatorPermissionSchema, { operatorId });
     const unique = new Map(grants.map((g) => [`${g.accountId ?? '*'}|${g.permission}`, g]));
     for (const grant of unique.values()) tx.create(OperatorPermissionSchema, { operatorId, ...grant });
+    // Their dashboard sockets hear only what the new grants allow.
+    notify(tx, operatorChanged(operatorId));
     return { operator, grants: [...unique.values()] };
   });
 }
@@ -137,6 +152,7 @@ export async function setOperatorDisabled(em: EntityManager, operatorId: number,
     // An operator disabled earlier keeps the moment it happened.
     operator.disabledAt = disabled ? (operator.disabledAt ?? new Date()) : null;
     if (disabled) await tx.nativeDelete(OperatorSessionSchema, { operatorId });
+    notify(tx, operatorChanged(operatorId));
   });
   const [found] = (await listOperators(em.fork())).filter((o) => o.operator.id === operatorId);
   return found ?? null;

@@ -93,6 +93,25 @@ describe('Operator dashboard', function () {
     expect(after.status).to.equal(401);
   });
 
+  it('says how long to wait when sign-ins are limited', async () => {
+    const { page } = browser();
+    const server = await startTestServer({ admin: { loginRateLimit: { points: 2, durationSeconds: 900 } } });
+    try {
+      await page.goto(`${server.url}/dashboard`);
+      await page.getByLabel('Email').fill(`limited-${Date.now()}@palaver.test`);
+      await page.getByLabel('Password').fill('not the password');
+      for (let i = 0; i < 2; i++) {
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
+        await page.getByRole('button', { name: 'Sign in', disabled: false }).waitFor();
+      }
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Too many attempts. Try again in 15 minutes.' }).waitFor();
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('serves the page with a strict CSP and calls only routes of /openapi.json', async () => {
     const { page } = browser();
     const called = new Set<string>();
@@ -233,7 +252,9 @@ describe('Operator dashboard', function () {
       await select.waitFor();
       expect(await select.isDisabled()).to.equal(true);
       expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
-      await page.getByText('You need the services:edit permission on this account to change the default Service.').waitFor();
+      await page
+        .getByText('Changing the default Service needs the services:edit and conversations:read permissions on this account.')
+        .waitFor();
       await screenshots(page, 'account-read-only');
 
       const token = await page.evaluate<string | null>(`sessionStorage.getItem('palaver.dashboard.token')`);
@@ -252,6 +273,36 @@ describe('Operator dashboard', function () {
       await settings.getByText('Webhook URL:').waitFor();
       await settings.getByText('enabled', { exact: true }).waitFor();
       expect(await page.getByRole('button', { name: 'Save Service' }).count()).to.equal(0);
+    });
+
+    it('offers what sends conversation content elsewhere only with conversations:read beside services:edit', async () => {
+      const { page } = browser();
+      const grants = (...permissions: string[]) => permissions.map((permission) => ({ permission, accountId: account.id }));
+      const editor = await newOperator(grants('accounts:read', 'services:edit'));
+      await openDashboard(page, `#/accounts/${account.id}/services/${services[0]?.id}`);
+      await signIn(page, editor.email, editor.password);
+      await page.getByRole('button', { name: 'Save Service' }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Webhook URL' }).isDisabled()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Send test event' }).isDisabled()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Add API key' }).isDisabled()).to.equal(true);
+      await page.getByText('Adding an API key needs the services:edit and conversations:read permissions on this account.').waitFor();
+      // The name still saves (without the webhook URL).
+      await page.getByRole('textbox', { name: 'Name' }).fill('First renamed');
+      await page.getByRole('button', { name: 'Save Service' }).click();
+      await page.getByText('Service saved.').waitFor();
+      await page.getByRole('link', { name: account.name }).click();
+      await page.getByText('Creating a Service (its API key reads conversations) needs the services:edit').waitFor();
+      expect(await page.getByRole('button', { name: 'Create Service' }).count()).to.equal(0);
+      expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+
+      const both = await newOperator(grants('accounts:read', 'services:edit', 'conversations:read'));
+      await openDashboard(page, `#/accounts/${account.id}/services/${services[0]?.id}`);
+      await signIn(page, both.email, both.password);
+      await page.getByRole('button', { name: 'Save Service' }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Webhook URL' }).isDisabled()).to.equal(false);
+      expect(await page.getByRole('button', { name: 'Send test event' }).isDisabled()).to.equal(false);
+      expect(await page.getByRole('button', { name: 'Add API key' }).isDisabled()).to.equal(false);
     });
   });
 
@@ -739,6 +790,21 @@ describe('Operator dashboard', function () {
     expect(await count('select count(*) as n from devices where user_id = ?')).to.equal(0);
     expect(await count('select count(*) as n from deliveries where ordering_key = ?')).to.equal(0);
     expect(filesUnder(mediaDir)).to.deep.equal([]);
+  });
+
+  it('goes back to sign-in at once when the operator is disabled elsewhere (the live socket ends)', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    const target = await newOperator([{ permission: 'conversations:read', accountId: account.id }]);
+    await openDashboard(page);
+    await signIn(page, target.email, target.password);
+    const operators = await api().get<Array<{ id: number; email: string }>>('/adminApi/operators', { token: await adminToken() });
+    const id = operators.body.data.find((o) => o.email === target.email)?.id;
+    const disabled = await api().put(`/adminApi/operators/${id}/disabled`, { token: await adminToken(), json: { disabled: true } });
+    expect(disabled.status).to.equal(200);
+    // Nothing pressed on the page: the server ended its socket.
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
   });
 
   it('disables an operator with a confirmation: their session ends and their sign-in fails with the reason; enabling lets them in', async () => {

@@ -20,9 +20,17 @@ export interface Rule {
   scope: Scope;
   /** Every one of them is needed, on the same account. */
   permissions: readonly Permission[];
+  /** Body fields that, when sent, need more permissions on that account (authorizeFields()). */
+  fields?: Readonly<Record<string, readonly Permission[]>>;
 }
 
 const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, permissions });
+
+/**
+ * What creates a credential that reads conversations, or changes where their content is sent,
+ * is as much as reading them: it also needs `conversations:read` on the account.
+ */
+const SENDS_CONTENT: Permission = 'conversations:read';
 
 /** `METHOD path` under /adminApi → its rule. POST /login is open and not listed. */
 export const ADMIN_POLICY = {
@@ -32,16 +40,23 @@ export const ADMIN_POLICY = {
   'POST /accounts': rule('everywhere', 'accounts:create'),
   'GET /accounts/:accountId': rule('account', 'accounts:read'),
   'PATCH /accounts/:accountId': rule('account', 'accounts:edit'),
-  // The new secret is shown in the answer: as much as editing the account.
-  'POST /accounts/:accountId/authorization-secret': rule('account', 'accounts:edit'),
-  'PUT /accounts/:accountId/default-service': rule('account', 'services:edit'),
-  'POST /accounts/:accountId/services': rule('account', 'services:edit'),
-  'PATCH /services/:serviceId': rule('record', 'services:edit'),
+  // The new secret is shown in the answer, and whoever holds it can sign in as any customer.
+  'POST /accounts/:accountId/authorization-secret': rule('account', 'accounts:edit', SENDS_CONTENT),
+  // New conversations go to the default Service's webhook.
+  'PUT /accounts/:accountId/default-service': rule('account', 'services:edit', SENDS_CONTENT),
+  // The answer holds the new Service's first API key (and it may name a webhook URL).
+  'POST /accounts/:accountId/services': rule('account', 'services:edit', SENDS_CONTENT),
+  // A name or enabling it changes nothing of where content goes; a webhook URL does.
+  'PATCH /services/:serviceId': { ...rule('record', 'services:edit'), fields: { webhookUrl: [SENDS_CONTENT] } },
+  // Lists keys without their secret.
   'GET /services/:serviceId/keys': rule('record', 'services:edit'),
-  'POST /services/:serviceId/keys': rule('record', 'services:edit'),
+  // A key reads every user and conversation of the account through the Service API.
+  'POST /services/:serviceId/keys': rule('record', 'services:edit', SENDS_CONTENT),
   'DELETE /services/:serviceId/keys/:keyId': rule('record', 'services:edit'),
+  // Signs what is sent to the Service's own receiver; it reads nothing.
   'POST /services/:serviceId/signing-secret': rule('record', 'services:edit'),
-  'POST /services/:serviceId/test-event': rule('record', 'services:edit'),
+  // A signed POST to the webhook URL now, its answer shown.
+  'POST /services/:serviceId/test-event': rule('record', 'services:edit', SENDS_CONTENT),
   'GET /accounts/:accountId/users': rule('account', 'conversations:read'),
   'GET /accounts/:accountId/conversations': rule('account', 'conversations:read'),
   'GET /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:read'),
@@ -68,7 +83,9 @@ export const ADMIN_POLICY = {
   'GET /accounts/:accountId/push-deliveries': rule('account', 'deliveries:read', 'conversations:read'),
   // The settings hold secrets, never returned; reading them says which are set.
   'GET /accounts/:accountId/push-settings': rule('account', 'accounts:read'),
-  'PUT /accounts/:accountId/push-settings/:kind': rule('account', 'accounts:edit'),
+  // Pushes carry agent message texts to the webhook (or FCM project) set here.
+  'PUT /accounts/:accountId/push-settings/:kind': rule('account', 'accounts:edit', SENDS_CONTENT),
+  // Stops pushes; sends nothing anywhere.
   'DELETE /accounts/:accountId/push-settings/:kind': rule('account', 'accounts:edit'),
 } satisfies Record<string, Rule>;
 

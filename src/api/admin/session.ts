@@ -22,7 +22,7 @@ export function sessionRoutes(router: AppRouter): void {
 
   router.delete('/session', async (ctx) => {
     authorize(ctx, 'DELETE /session');
-    await endSession(ctx.deps.db.orm.em, operatorOf(ctx).sessionId);
+    await endSession(ctx.deps.db.orm.em, operatorOf(ctx));
     respond(ctx, { data: null });
   });
 }

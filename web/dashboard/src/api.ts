@@ -21,8 +21,10 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly notifications: Notification[],
+    /** A 429's Retry-After, in seconds; null when the answer had none. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
-    super(describe(status, notifications));
+    super(describe(status, notifications, retryAfterSeconds));
   }
 
   /** Problems of one field of a form (422 validation_failed names them). */
@@ -47,9 +49,19 @@ const WORDS: Record<string, string> = {
   delivery_not_dead: 'This delivery is not dead any more.',
 };
 
-function describe(status: number, notifications: Notification[]): string {
+/** "45 seconds", "15 minutes": how long a Retry-After asks to wait, rounded up. */
+export function waitFor(seconds: number): string {
+  if (seconds < 90) return seconds === 1 ? '1 second' : `${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
+}
+
+function describe(status: number, notifications: Notification[], retryAfterSeconds: number | null): string {
   const first = notifications.find((n) => n.type === 'error') ?? notifications[0];
   if (!first) return `The server answered ${status}.`;
+  if (first.message === 'too_many_requests' && retryAfterSeconds !== null) {
+    return `Too many attempts. Try again in ${waitFor(retryAfterSeconds)}.`;
+  }
   const words = WORDS[first.message];
   if (words) return words;
   const fields = notifications.filter((n) => n.field).map((n) => `${n.field}: ${n.detail ?? n.message}`);
@@ -68,13 +80,17 @@ function send(method: string, path: string, headers: Record<string, string>, bod
   return fetch(`/adminApi${path}`, { method, headers, body, credentials: 'omit' });
 }
 
+/** The token is refused from now on (a 401, or the live socket ended by the server): back to sign-in. */
+export function sessionEnded(): void {
+  session.clear();
+  onSignedOut();
+}
+
 /** The error of a refused call; a refused token also ends the page's session. */
 function refusal(response: Response, path: string, envelope: Envelope<unknown> | null): ApiError {
-  if (response.status === 401 && path !== '/login') {
-    session.clear();
-    onSignedOut();
-  }
-  return new ApiError(response.status, envelope?.notifications ?? []);
+  if (response.status === 401 && path !== '/login') sessionEnded();
+  const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
+  return new ApiError(response.status, envelope?.notifications ?? [], Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : null);
 }
 
 export async function call<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
