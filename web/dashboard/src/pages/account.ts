@@ -85,7 +85,9 @@ function defaultServiceSection(ctx: PageContext, account: AccountOverview): HTML
   const select = h(
     'select',
     { name: 'defaultService', disabled: !editable || account.services.length === 0 },
-    ...account.services.map((s) => h('option', { value: s.identification, selected: s.isDefault }, s.name)),
+    ...[...account.services, ...(account.inbox ? [account.inbox] : [])].map((s) =>
+      h('option', { value: s.identification, selected: s.isDefault }, s.name),
+    ),
   );
   const reason = editable
     ? null
