@@ -47,6 +47,16 @@ const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 const CASES: Case[] = [
   // The operator's own session: a valid token is all it takes.
   { method: 'GET', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
+  // One's own display name and avatar.
+  {
+    method: 'PATCH',
+    route: '/session',
+    path: () => '/adminApi/session',
+    body: () => ({ displayName: 'Matrix' }),
+    needs: [],
+    allowed: 200,
+    noAccount: true,
+  },
   // Held on some account: the list shows only those (checked below).
   { method: 'GET', route: '/accounts', path: () => '/adminApi/accounts', needs: ['accounts:read'], allowed: 200, noAccount: true },
   {
@@ -182,6 +192,23 @@ const CASES: Case[] = [
     path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/owner`,
     body: () => ({ serviceIdentification: 'unknown' }),
     needs: ['services:edit', 'conversations:read'],
+    allowed: 404,
+  },
+  // The team inbox: an unknown user of the account, 404 once allowed, 403 before.
+  {
+    method: 'POST',
+    route: '/accounts/:accountId/users/:userId/messages',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/messages`,
+    body: () => ({ message: 'hello' }),
+    needs: ['conversations:reply'],
+    allowed: 404,
+  },
+  {
+    method: 'POST',
+    route: '/accounts/:accountId/users/:userId/typing',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/typing`,
+    body: () => ({ isTyping: true }),
+    needs: ['conversations:reply'],
     allowed: 404,
   },
   // An unknown user of the account: 404 once allowed, 403 before.

@@ -8,6 +8,9 @@ import { expectOutbox, outboxRows, receivedExactly } from './support/outbox.ts';
 import { sharedServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget } from './support/widget.ts';
+import { WidgetSocket } from './support/sockets.ts';
+import { Receiver } from './support/receiver.ts';
+import { pushRows } from './support/push.ts';
 
 interface ServiceView {
   id: number;
@@ -198,5 +201,113 @@ describe('team inbox: handover from a bot', function () {
     expect(bodies[0]?.body?.oldOwner?.identification).to.equal(t.service.identification);
     expect(bodies[1]?.body?.oldOwner?.identification).to.equal(inbox.identification);
     expect(bodies[2]?.message).to.equal('back to the bot');
+  });
+});
+
+describe('team inbox: operators answer as agents', function () {
+  this.timeout(30_000);
+  let t: Tenant;
+  let widget: Widget;
+  let userId: number;
+
+  beforeEach(async () => {
+    t = await tenant();
+    widget = new Widget(t.account);
+  });
+  afterEach(async () => {
+    await t.receiver.close();
+  });
+
+  async function operator(grants: Array<{ permission: string; accountId: number | null }>) {
+    const email = `agent-${Math.random().toString(36).slice(2)}@palaver.test`;
+    const created = await api().post<{ id: number }>('/adminApi/operators', {
+      token: await adminToken(),
+      json: { email, password: 'agent password', grants },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const login = await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'agent password' } });
+    return { id: created.body.data.id, token: login.body.data.token };
+  }
+
+  it('sets their own display name and avatar (https only) with PATCH /session', async () => {
+    const me = await operator([]);
+    const set = await api().patch<{ displayName: string; avatarUrl: string }>('/adminApi/session', {
+      token: me.token,
+      json: { displayName: 'Ada', avatarUrl: 'https://cdn.example/ada.png' },
+    });
+    expect(set.status, set.text).to.equal(200);
+    expect(set.body.data).to.include({ displayName: 'Ada', avatarUrl: 'https://cdn.example/ada.png' });
+    const shown = await api().get<{ displayName: string }>('/adminApi/session', { token: me.token });
+    expect(shown.body.data).to.include({ displayName: 'Ada', avatarUrl: 'https://cdn.example/ada.png' });
+    const plain = await api().patch('/adminApi/session', { token: me.token, json: { avatarUrl: 'http://cdn.example/ada.png' } });
+    expect([plain.status, plain.body.notifications[0]?.field]).to.deep.equal([422, 'body.avatarUrl']);
+  });
+
+  it("an answer is an agent message like a Service's: live on the widget's socket, in GET /messages, pushed to app devices", async () => {
+    const me = await operator([{ permission: 'conversations:reply', accountId: t.account.id }]);
+    await api().patch('/adminApi/session', { token: me.token, json: { displayName: 'Ada', avatarUrl: 'https://cdn.example/ada.png' } });
+    // An app device that can be pushed to (push webhook settings of the account).
+    const hook = await Receiver.start();
+    const saved = await api().put(`/adminApi/accounts/${t.account.id}/push-settings/webhook`, {
+      token: await adminToken(),
+      json: { url: `${hook.url}/push` },
+    });
+    expect(saved.status, saved.text).to.equal(200);
+    userId = (await widget.register({ type: 1, pushToken: 'inbox-phone', pushType: 4, pushEnabled: true })).body.data.userId;
+    const socket = new WidgetSocket(widget);
+    try {
+      await socket.connected();
+      const typing = await api().post(`/adminApi/accounts/${t.account.id}/users/${userId}/typing`, {
+        token: me.token,
+        json: { isTyping: true },
+      });
+      expect(typing.status, typing.text).to.equal(200);
+      const [typed] = await socket.waitFor('agentTyping', 1);
+      expect(typed).to.deep.include({ isTyping: true });
+      expect((typed as { agent: { name: string; id: number } }).agent).to.include({ id: me.id, name: 'Ada' });
+
+      const answer = await api().post<{ id: number; typeId: number; agent: unknown }>(
+        `/adminApi/accounts/${t.account.id}/users/${userId}/messages`,
+        { token: me.token, json: { message: 'Hello, Ada here' } },
+      );
+      expect(answer.status, answer.text).to.equal(201);
+      expect(answer.body.data).to.include({ typeId: 2 });
+      const agent = { id: me.id, name: 'Ada', avatar: 'https://cdn.example/ada.png' };
+      const [live] = await socket.waitFor('message', 1);
+      expect(live).to.deep.include({ id: answer.body.data.id, typeId: 2, message: 'Hello, Ada here' });
+      expect((live as { agent: Record<string, unknown> }).agent).to.include(agent);
+      const listed = await widget.messages();
+      const mine = listed.body.data.find((m) => m.id === answer.body.data.id) as unknown as {
+        typeId: number;
+        agent: Record<string, unknown>;
+      };
+      expect(mine.typeId).to.equal(2);
+      expect(mine.agent).to.include(agent);
+      // The same writer as the Service API's: the push of the message is in the outbox.
+      const pushes = await pushRows(sharedServer(), t.account.id);
+      expect(pushes.map((p) => p.kind)).to.include('push_message');
+      // An answer is no webhook to the owner (a Service's agent message is none either).
+      await expectOutbox({ serviceId: t.service.id, userId }, 0);
+    } finally {
+      socket.socket.close();
+      await hook.close();
+    }
+  });
+
+  it('needs conversations:reply on the account; a user of another account is not found', async () => {
+    userId = (await widget.register()).body.data.userId;
+    const reader = await operator([{ permission: 'conversations:read', accountId: t.account.id }]);
+    const refused = await api().post(`/adminApi/accounts/${t.account.id}/users/${userId}/messages`, {
+      token: reader.token,
+      json: { message: 'no' },
+    });
+    expect([refused.status, refused.body.notifications[0]?.message]).to.deep.equal([403, 'permission_denied']);
+    const other = await createAccount();
+    const replier = await operator([{ permission: 'conversations:reply', accountId: other.id }]);
+    const elsewhere = await api().post(`/adminApi/accounts/${other.id}/users/${userId}/messages`, {
+      token: replier.token,
+      json: { message: 'no' },
+    });
+    expect([elsewhere.status, elsewhere.body.notifications[0]?.message]).to.deep.equal([404, 'user_not_found']);
   });
 });

@@ -28,6 +28,8 @@ const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, per
 export const ADMIN_POLICY = {
   'GET /session': rule('session'),
   'DELETE /session': rule('session'),
+  // One's own display name and avatar.
+  'PATCH /session': rule('session'),
   'GET /accounts': rule('listing', 'accounts:read'),
   'POST /accounts': rule('everywhere', 'accounts:create'),
   'GET /accounts/:accountId': rule('account', 'accounts:read'),
@@ -49,6 +51,9 @@ export const ADMIN_POLICY = {
   'GET /accounts/:accountId/media/:year/:month/:day/:file': rule('account', 'conversations:read'),
   // An operator-initiated changeOwner (docs/dashboard.md): a Service setting, on a conversation.
   'PUT /accounts/:accountId/users/:userId/owner': rule('account', 'services:edit', 'conversations:read'),
+  // The team inbox (docs/dashboard.md): answering as an agent, and typing to the customer.
+  'POST /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:reply'),
+  'POST /accounts/:accountId/users/:userId/typing': rule('account', 'conversations:reply'),
   // Erasure (GDPR): the user, their messages, files, devices and deliveries.
   'DELETE /accounts/:accountId/users/:userId': rule('account', 'users:delete'),
   'GET /operators': rule('everywhere', 'operators:manage'),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createPrivateKey } from 'node:crypto';
 import type { ActivityCursor } from '../../conversations/by-activity.ts';
 import { isPermission } from '../../tenancy/permissions.ts';
+import { RICH_LIMITS } from '../service/schema.ts';
 
 export const loginBody = z.object({
   email: z.string().email(),
@@ -203,3 +204,31 @@ export const oauthWebhookSettingsBody = z
 
 /** PUT /accounts/{accountId}/push-settings/{kind} as OpenAPI describes it: the body of the kind in the path. */
 export const pushSettingsBody = z.union([fcmSettingsBody, webhookSettingsBody, oauthWebhookSettingsBody]);
+
+/** An https address of an image (an operator's avatar, shown to customers). */
+const httpsUrl = z
+  .string()
+  .url()
+  .max(2048)
+  .refine((u) => /^https:\/\//i.test(u), 'must be an https:// URL');
+
+/** The operator's own profile: what customers see when they answer. */
+export const profileBody = z
+  .object({
+    displayName: z.string().trim().min(1).max(255).nullable().optional(),
+    avatarUrl: httpsUrl.nullable().optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of displayName, avatarUrl');
+
+/** An operator's answer (an agent message, typeId 2): text, an upload of the conversation, or both. */
+export const operatorMessageBody = z
+  .object({
+    message: z.string().trim().min(1).max(RICH_LIMITS.messageLength).optional(),
+    media: z.object({ id: z.string().uuid(), description: z.string().max(255).nullish() }).optional(),
+  })
+  .strict()
+  .refine((body) => body.message !== undefined || body.media !== undefined, { message: 'give a message or media', path: ['message'] });
+
+/** The operator typing to the customer (agent typing). */
+export const operatorTypingBody = z.object({ isTyping: z.boolean() }).strict();
