@@ -2,7 +2,7 @@
 // conversation over to it and takes it back, and what it refuses as a Service without a webhook.
 import { expect } from 'chai';
 import { io, type Socket } from 'socket.io-client';
-import { adminToken, createAccount } from './support/factories.ts';
+import { adminToken, createAccount, createService } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { expectOutbox, outboxRows, receivedExactly } from './support/outbox.ts';
 import { sharedServer } from './support/server.ts';
@@ -57,6 +57,7 @@ export class OperatorSocket {
   }
 
   connected(): Promise<void> {
+    if (this.socket.connected) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.socket.once('connect', () => resolve());
       this.socket.once('connect_error', reject);
@@ -309,5 +310,322 @@ describe('team inbox: operators answer as agents', function () {
       json: { message: 'no' },
     });
     expect([elsewhere.status, elsewhere.body.notifications[0]?.message]).to.deep.equal([404, 'user_not_found']);
+  });
+});
+
+interface InboxRowData {
+  user: { id: number; uniqueIdentifier: string | null };
+  state: { status: string; assigneeId: number | null; waitingSince: string | null; ownerServiceId: number; snoozedUntil: string | null };
+  unread: number;
+}
+
+interface StateData {
+  userId: number;
+  status: string;
+  assigneeId: number | null;
+  waitingSince: string | null;
+}
+
+interface EventData {
+  id: number;
+  operatorId: number | null;
+  kind: string;
+  text: string | null;
+  data: Record<string, unknown> | null;
+  createdAt: string;
+}
+
+async function agentOperator(grants: Array<{ permission: string; accountId: number | null }>) {
+  const email = `team-${Math.random().toString(36).slice(2)}@palaver.test`;
+  const created = await api().post<{ id: number }>('/adminApi/operators', {
+    token: await adminToken(),
+    json: { email, password: 'team password', grants },
+  });
+  expect(created.status, created.text).to.equal(201);
+  const login = await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'team password' } });
+  return { id: created.body.data.id, token: login.body.data.token };
+}
+
+describe('team inbox: conversation state, notes, canned replies, search, views', function () {
+  this.timeout(60_000);
+  let account: Awaited<ReturnType<typeof createAccount>>;
+  let inbox: ServiceView;
+  let token: string;
+
+  /** An account whose default Service is its inbox: every conversation is the team's. */
+  beforeEach(async () => {
+    account = await createAccount();
+    inbox = (await overview(account.id)).inbox as ServiceView;
+    token = await adminToken();
+    const chosen = await api().put(`/adminApi/accounts/${account.id}/default-service`, {
+      token,
+      json: { serviceIdentification: inbox.identification },
+    });
+    expect(chosen.status, chosen.text).to.equal(200);
+    account = { ...account, defaultServiceId: inbox.id };
+  });
+
+  const view = async (name: string, as = token, extra = '') => {
+    const answer = await api().get<InboxRowData[]>(`/adminApi/accounts/${account.id}/inbox?view=${name}${extra}`, { token: as });
+    expect(answer.status, answer.text).to.equal(200);
+    return answer;
+  };
+  const ids = async (name: string, as = token, extra = '') => (await view(name, as, extra)).body.data.map((r) => r.user.id);
+  const timelineOf = async (userId: number) => {
+    const answer = await api().get<EventData[]>(`/adminApi/accounts/${account.id}/users/${userId}/timeline`, { token });
+    expect(answer.status, answer.text).to.equal(200);
+    return answer;
+  };
+
+  async function customer(text: string, identifier?: string, info?: Record<string, unknown>) {
+    const widget = new Widget(account);
+    if (identifier) widget.signIn(identifier);
+    const registered = await widget.register(info ? { userAdditionalInformation: info } : {});
+    expect(registered.status, registered.text).to.equal(200);
+    expect((await widget.send(text)).status).to.equal(200);
+    return { widget, userId: registered.body.data.userId };
+  }
+
+  it('two operators claiming at once: one wins, the other gets 409 assignee_changed naming the winner', async () => {
+    const { userId } = await customer('who will help me?');
+    const grants = [
+      { permission: 'conversations:reply', accountId: account.id },
+      { permission: 'conversations:read', accountId: account.id },
+    ];
+    const a = await agentOperator(grants);
+    const b = await agentOperator(grants);
+    const [first] = (await view('unassigned', a.token)).body.data;
+    expect(first).to.deep.include({ unread: 1 });
+    expect(first?.state).to.include({ status: 'open', assigneeId: null, ownerServiceId: inbox.id });
+    expect(first?.state.waitingSince).to.be.a('string');
+
+    const claim = (who: { id: number; token: string }) =>
+      api().put<StateData>(`/adminApi/accounts/${account.id}/users/${userId}/assignee`, {
+        token: who.token,
+        json: { assigneeId: who.id, expectedAssigneeId: null },
+      });
+    const answers = await Promise.all([claim(a), claim(b)]);
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).to.deep.equal([200, 409]);
+    const won = answers.find((r) => r.status === 200);
+    const lost = answers.find((r) => r.status === 409);
+    const winner = won?.body.data.assigneeId;
+    expect([a.id, b.id]).to.include(winner);
+    expect(lost?.body.notifications[0]?.message).to.equal('assignee_changed');
+    expect(lost?.body.data).to.deep.equal({ assigneeId: winner });
+
+    const winnerToken = winner === a.id ? a.token : b.token;
+    const loserToken = winner === a.id ? b.token : a.token;
+    expect(await ids('mine', winnerToken)).to.deep.equal([userId]);
+    expect(await ids('mine', loserToken)).to.deep.equal([]);
+    expect(await ids('unassigned')).to.deep.equal([]);
+    expect(await ids('open')).to.deep.equal([userId]);
+    // Assigning someone else needs conversations:assign.
+    const reassign = await api().put(`/adminApi/accounts/${account.id}/users/${userId}/assignee`, {
+      token: loserToken,
+      json: { assigneeId: winner === a.id ? b.id : a.id, expectedAssigneeId: winner },
+    });
+    expect([reassign.status, reassign.body.notifications[0]?.message]).to.deep.equal([403, 'permission_denied']);
+    const lines = (await timelineOf(userId)).body.data;
+    expect(lines.map((l) => [l.kind, l.operatorId, l.data])).to.deep.equal([['assignee', winner, { from: null, to: winner }]]);
+  });
+
+  it('an answer ends the wait; resolve, then the customer writes again: reopened and unread, each change a timeline line', async () => {
+    const { widget, userId } = await customer('first question');
+    const me = await agentOperator([{ permission: 'conversations:reply', accountId: account.id }]);
+    const answered = await api().post(`/adminApi/accounts/${account.id}/users/${userId}/messages`, {
+      token: me.token,
+      json: { message: 'answered' },
+    });
+    expect(answered.status).to.equal(201);
+    let [row] = (await view('open')).body.data;
+    expect(row?.state.waitingSince).to.equal(null);
+    expect(row?.unread).to.equal(0);
+    const resolved = await api().put<StateData>(`/adminApi/accounts/${account.id}/users/${userId}/status`, {
+      token: me.token,
+      json: { status: 'resolved', expectedStatus: 'open' },
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    expect(resolved.body.data.status).to.equal('resolved');
+    expect(await ids('open')).to.deep.equal([]);
+    expect(await ids('resolved')).to.deep.equal([userId]);
+    // A stale compare-and-set: 409 status_changed with the status there is.
+    const stale = await api().put(`/adminApi/accounts/${account.id}/users/${userId}/status`, {
+      token: me.token,
+      json: { status: 'snoozed', expectedStatus: 'open' },
+    });
+    expect([stale.status, stale.body.notifications[0]?.message, stale.body.data]).to.deep.equal([
+      409,
+      'status_changed',
+      { status: 'resolved' },
+    ]);
+
+    expect((await widget.send('one more thing')).status).to.equal(200);
+    [row] = (await view('open')).body.data;
+    expect(row?.state.status).to.equal('open');
+    expect(row?.unread).to.equal(1);
+    expect(row?.state.waitingSince).to.be.a('string');
+    const lines = (await timelineOf(userId)).body.data;
+    expect(lines.map((l) => [l.kind, l.operatorId, l.data])).to.deep.equal([
+      ['status', null, { from: 'resolved', to: 'open' }],
+      ['status', me.id, { from: 'open', to: 'resolved' }],
+    ]);
+    // Read up to the newest message: nothing unread.
+    const messages = await api().get<Array<{ id: number }>>(`/adminApi/accounts/${account.id}/users/${userId}/messages`, { token });
+    const read = await api().put(`/adminApi/accounts/${account.id}/users/${userId}/read`, {
+      token,
+      json: { messageId: messages.body.data[0]?.id },
+    });
+    expect(read.status, read.text).to.equal(200);
+    expect((await view('open')).body.data[0]?.unread).to.equal(0);
+  });
+
+  it("a snooze ends at its time, or at the customer's next message", async () => {
+    const { widget, userId } = await customer('later is fine');
+    const snooze = (until: string | null) =>
+      api().put<StateData & { snoozedUntil: string | null }>(`/adminApi/accounts/${account.id}/users/${userId}/status`, {
+        token,
+        json: { status: 'snoozed', snoozedUntil: until },
+      });
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await snooze(future)).body.data).to.include({ status: 'snoozed', snoozedUntil: future });
+    expect(await ids('open')).to.deep.equal([]);
+    const past = await snooze(new Date(Date.now() - 1000).toISOString());
+    expect(past.body.data.status).to.equal('open');
+    expect(await ids('open')).to.deep.equal([userId]);
+    await snooze(null);
+    expect(await ids('open')).to.deep.equal([]);
+    expect((await widget.send('actually now')).status).to.equal(200);
+    expect(await ids('open')).to.deep.equal([userId]);
+  });
+
+  it('views are sorted by how long the customer has waited, keyset-paged; bots lists what a webhook Service owns', async () => {
+    const first = await customer('one');
+    const second = await customer('two');
+    const third = await customer('three');
+    const answeredBy = await agentOperator([{ permission: 'conversations:reply', accountId: account.id }]);
+    await api().post(`/adminApi/accounts/${account.id}/users/${first.userId}/messages`, {
+      token: answeredBy.token,
+      json: { message: 'done' },
+    });
+    // The first no longer waits: after the others.
+    const walked: number[] = [];
+    let after: string | null = null;
+    for (let n = 0; n < 5; n++) {
+      const page: Awaited<ReturnType<typeof view>> = await view('open', token, `&limit=1${after ? `&after=${after}` : ''}`);
+      walked.push(...page.body.data.map((r) => r.user.id));
+      after = (page.body as unknown as { paging: { after: string | null } }).paging.after;
+      if (!after) break;
+    }
+    expect(walked).to.deep.equal([second.userId, third.userId, first.userId]);
+    // A bot takes the third: it leaves the team's views for "bots".
+    const bot = await createService(account.id, { name: 'Bot', webhookUrl: null });
+    const moved = await api().put(`/adminApi/accounts/${account.id}/users/${third.userId}/owner`, {
+      token,
+      json: { serviceIdentification: bot.identification },
+    });
+    expect(moved.status, moved.text).to.equal(200);
+    expect(await ids('bots')).to.deep.equal([third.userId]);
+    expect(await ids('open')).to.deep.equal([second.userId, first.userId]);
+  });
+
+  it('search: message text, customer identifier and additional-information values', async () => {
+    const a = await customer('My parcel never arrived', 'customer-4711', { plan: 'Gold', city: 'Utrecht' });
+    const b = await customer('Question about invoices');
+    expect(await ids('open', token, '&q=parcel')).to.deep.equal([a.userId]);
+    expect(await ids('open', token, '&q=invoices')).to.deep.equal([b.userId]);
+    expect(await ids('open', token, '&q=customer-4711')).to.deep.equal([a.userId]);
+    expect(await ids('open', token, '&q=utrecht')).to.deep.equal([a.userId]);
+    expect(await ids('open', token, '&q=nothing%20like%20this')).to.deep.equal([]);
+  });
+
+  it('canned replies: managed with accounts:edit, read with conversations:read, shortcuts unique per account', async () => {
+    const path = `/adminApi/accounts/${account.id}/canned-replies`;
+    const made = await api().post<{ id: number; shortcut: string }>(path, {
+      token,
+      json: { shortcut: 'hello', text: 'Hello! How can I help?' },
+    });
+    expect(made.status, made.text).to.equal(201);
+    const again = await api().post(path, { token, json: { shortcut: 'hello', text: 'again' } });
+    expect([again.status, again.body.notifications[0]?.message]).to.deep.equal([409, 'already_exists']);
+    const changed = await api().patch<{ text: string }>(`${path}/${made.body.data.id}`, { token, json: { text: 'Hi there!' } });
+    expect(changed.body.data.text).to.equal('Hi there!');
+    const reader = await agentOperator([{ permission: 'conversations:read', accountId: account.id }]);
+    const listed = await api().get<Array<{ shortcut: string; text: string }>>(path, { token: reader.token });
+    expect(listed.body.data.map((r) => [r.shortcut, r.text])).to.deep.equal([['hello', 'Hi there!']]);
+    expect((await api().post(path, { token: reader.token, json: { shortcut: 'x', text: 'y' } })).status).to.equal(403);
+    expect((await api().delete(`${path}/${made.body.data.id}`, { token })).status).to.equal(200);
+    expect((await api().get<unknown[]>(path, { token })).body.data).to.deep.equal([]);
+  });
+});
+
+describe('team inbox: private notes are nowhere but the dashboard', function () {
+  this.timeout(60_000);
+  let t: Tenant;
+
+  beforeEach(async () => {
+    t = await tenant();
+  });
+  afterEach(async () => {
+    await t.receiver.close();
+  });
+
+  it('absent from the Client API, the widget socket, webhooks, pushes and the Service API; present in the timeline', async () => {
+    const token = await adminToken();
+    const hook = await Receiver.start();
+    const operators = new OperatorSocket(token);
+    try {
+      const saved = await api().put(`/adminApi/accounts/${t.account.id}/push-settings/webhook`, {
+        token,
+        json: { url: `${hook.url}/push` },
+      });
+      expect(saved.status, saved.text).to.equal(200);
+      const widget = new Widget(t.account);
+      const userId = (await widget.register({ type: 1, pushToken: 'note-phone', pushType: 4, pushEnabled: true })).body.data.userId;
+      expect((await widget.send('hello bot')).status).to.equal(200);
+      await receivedExactly(t.receiver, t.service.id, 1);
+      const socket = new WidgetSocket(widget);
+      await socket.connected();
+      await operators.connected();
+      const outboxBefore = await outboxRows({ serviceId: t.service.id });
+      const pushesBefore = await pushRows(sharedServer(), t.account.id);
+
+      const secret = `note-${Math.random().toString(36).slice(2)}`;
+      const noted = await api().post<EventData>(`/adminApi/accounts/${t.account.id}/users/${userId}/notes`, {
+        token,
+        json: { text: `Customer is upset, ${secret}` },
+      });
+      expect(noted.status, noted.text).to.equal(201);
+      expect(noted.body.data).to.include({ kind: 'note', text: `Customer is upset, ${secret}` });
+      await operators.waitFor(userId, 'note');
+
+      // Nothing was written for anyone: the outbox and the pushes are exactly as before.
+      expect(await outboxRows({ serviceId: t.service.id })).to.deep.equal(outboxBefore);
+      expect(await pushRows(sharedServer(), t.account.id)).to.deep.equal(pushesBefore);
+      const anywhere = await sharedServer()
+        .deps.db.orm.em.fork()
+        .getConnection()
+        .execute<Array<{ n: string | number }>>(`select count(*) as n from deliveries where payload like ?`, [`%${secret}%`]);
+      expect(Number(anywhere[0]?.n)).to.equal(0);
+      // Not a message: neither the customer's nor a Service's reads show it.
+      const clientRead = await widget.messages();
+      expect(clientRead.status).to.equal(200);
+      expect(clientRead.text).to.not.include(secret);
+      const serviceRead = await api().get(`/serviceApi/v2.3/users/${userId}/messages`, { token: t.service.apiKey });
+      expect(serviceRead.status).to.equal(200);
+      expect(serviceRead.text).to.not.include(secret);
+      // The widget's socket got no frame at all from it.
+      await socket.roundTrip();
+      expect(JSON.stringify(socket.pushed)).to.not.include(secret);
+      expect(socket.pushed.filter((p) => p.event !== 'connected' && p.event !== 'error')).to.deep.equal([]);
+      socket.socket.close();
+      // The dashboard's timeline has it, with who and when.
+      const lines = await api().get<EventData[]>(`/adminApi/accounts/${t.account.id}/users/${userId}/timeline`, { token });
+      expect(lines.body.data.map((l) => [l.kind, l.text])).to.deep.equal([['note', `Customer is upset, ${secret}`]]);
+      expect(lines.body.data[0]?.operatorId).to.be.a('number');
+    } finally {
+      operators.close();
+      await hook.close();
+    }
   });
 });

@@ -46,7 +46,22 @@ describe('migrations', function () {
       );
       await sql(`insert into services (account_id, name, identification, webhook_url, signing_secret)
                  select id, 'Bot', 'bot' || id, 'https://bot.example/hook', 'whsec_x' from accounts where name = 'Old'`);
+      // A conversation: asked, answered, asked again (waiting since the second question); and a user without messages.
+      await sql(`insert into users (account_id, kind, owner_service_id)
+                 select s.account_id, 'anonymous', s.id from services s where s.identification like 'bot%'`);
+      await sql(`insert into users (account_id, kind, owner_service_id)
+                 select s.account_id, 'anonymous', s.id from services s where s.identification like 'bot%'`);
+      await sql(`insert into messages (id, user_id, type_id, message, created_at)
+                 select 101, min(id), 1, 'first', '2026-12-01T10:00:00Z'::timestamptz from users
+                 union all select 102, min(id), 2, 'answer', '2026-12-01T10:01:00Z'::timestamptz from users
+                 union all select 103, min(id), 1, 'again', '2026-12-01T10:02:00Z'::timestamptz from users`);
       await migrator.up();
+      const states = await sql<{ status: string; waiting_since: Date | string; read_message_id: string | number }>(
+        `select status, waiting_since, read_message_id from conversation_states`,
+      );
+      expect(states.map((r) => [r.status, new Date(r.waiting_since).toISOString(), Number(r.read_message_id)])).to.deep.equal([
+        ['open', '2026-12-01T10:02:00.000Z', 102],
+      ]);
       const rows = await sql<{ name: string; kind: string; webhook_url: string | null; identification: string; signing_secret: string }>(
         `select a.name, s.kind, s.webhook_url, s.identification, s.signing_secret from services s join accounts a on a.id = s.account_id order by a.name, s.id`,
       );

@@ -26,6 +26,15 @@ export async function changeOwner(
     const oldOwner = await tx.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
     user.ownerServiceId = newOwner.id;
     await tx.flush();
+    // The inbox's views read the owner beside the team's state (conversations/inbox.ts).
+    await tx
+      .getConnection()
+      .execute(
+        'update conversation_states set owner_service_id = ?, updated_at = now() where user_id = ?',
+        [newOwner.id, user.id],
+        'run',
+        tx.getTransactionContext(),
+      );
     // The inbox has no webhook, so the outbox writes it nothing: the dashboard hears of it instead,
     // as of a change to any other owner (the old owner, a webhook Service, gets its delivery).
     notify(tx, { kind: 'inbox', userId: user.id, change: 'owner' });
