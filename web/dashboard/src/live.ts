@@ -6,7 +6,8 @@ import { io, type Socket } from 'socket.io-client';
 export interface ConversationChange {
   accountId: number;
   userId: number;
-  change: 'message' | 'agent' | 'messageStatus' | 'merged';
+  /** status, assignee, owner, note: the team's side of the conversation (the team inbox). */
+  change: 'message' | 'agent' | 'messageStatus' | 'merged' | 'owner' | 'assignee' | 'status' | 'note';
 }
 
 export interface DeliveriesChange {

@@ -19,7 +19,14 @@ async function render(ctx: PageContext, accountId: number, created: HTMLElement 
     ctx.main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', account.name),
     h('h1', {}, account.name),
-    mayRead ? h('p', {}, h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations')) : null,
+    mayRead
+      ? h(
+          'p',
+          { class: 'row' },
+          h('a', { class: 'button-link', href: `#/accounts/${accountId}/inbox` }, 'Inbox'),
+          h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations'),
+        )
+      : null,
     h(
       'div',
       { class: 'columns' },
