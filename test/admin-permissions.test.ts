@@ -258,6 +258,13 @@ const CASES: Case[] = [
     allowed: 404,
   },
   {
+    method: 'POST',
+    route: '/accounts/:accountId/users/:userId/take-over',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/take-over`,
+    needs: ['conversations:reply'],
+    allowed: 404,
+  },
+  {
     method: 'GET',
     route: '/accounts/:accountId/canned-replies',
     path: (i) => `/adminApi/accounts/${i.accountId}/canned-replies`,

@@ -629,3 +629,39 @@ describe('team inbox: private notes are nowhere but the dashboard', function () 
     }
   });
 });
+
+describe('team inbox: taking over from a bot', function () {
+  this.timeout(30_000);
+
+  it('POST …/take-over (conversations:reply): the inbox owns it, the bot gets changeOwner initiated by the operator', async () => {
+    const t = await tenant();
+    try {
+      const inbox = (await overview(t.account.id)).inbox as ServiceView;
+      const widget = new Widget(t.account);
+      const userId = (await widget.register()).body.data.userId;
+      const me = await agentOperator([{ permission: 'conversations:reply', accountId: t.account.id }]);
+      const taken = await api().post<{ ownerServiceId: number; changed: boolean }>(
+        `/adminApi/accounts/${t.account.id}/users/${userId}/take-over`,
+        { token: me.token },
+      );
+      expect(taken.status, taken.text).to.equal(200);
+      expect(taken.body.data).to.include({ ownerServiceId: inbox.id, changed: true });
+      await expectOutbox({ serviceId: inbox.id }, 0);
+      const [toBot] = await receivedExactly(t.receiver, t.service.id, 1);
+      const session = await api().get<{ identifier: string }>('/adminApi/session', { token: me.token });
+      expect((toBot?.json as { body: unknown }).body).to.deep.equal({
+        action: 'changeOwner',
+        metadata: '',
+        oldOwner: { name: 'Owner', identification: t.service.identification, default: true },
+        newOwner: { name: 'Team inbox', identification: inbox.identification, default: false },
+        initiatedBy: { name: 'operator', identification: session.body.data.identifier, default: false },
+      });
+      const again = await api().post<{ changed: boolean }>(`/adminApi/accounts/${t.account.id}/users/${userId}/take-over`, {
+        token: me.token,
+      });
+      expect(again.body.data.changed).to.equal(false);
+    } finally {
+      await t.receiver.close();
+    }
+  });
+});

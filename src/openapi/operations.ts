@@ -348,6 +348,13 @@ export const operations: Operation[] = [
     body: admin.readBody,
   },
   {
+    method: 'post',
+    path: '/adminApi/accounts/{accountId}/users/{userId}/take-over',
+    api: 'admin',
+    summary: 'Take over from a bot: the team inbox becomes the owner (changeOwner delivered to the bot, initiatedBy the operator)',
+    params: admin.accountUserParams,
+  },
+  {
     method: 'get',
     path: '/adminApi/accounts/{accountId}/canned-replies',
     api: 'admin',

@@ -5,7 +5,9 @@ import { createCannedReply, deleteCannedReply, listCannedReplies, updateCannedRe
 import { findInbox } from '../../tenancy/services.ts';
 import { allows } from '../../tenancy/permissions.ts';
 import type { AuthenticatedOperator } from '../../tenancy/operators.ts';
-import { UserSchema } from '../../db/entities/index.ts';
+import { AccountSchema, UserSchema } from '../../db/entities/index.ts';
+import { changeOwner } from '../../conversations/owners.ts';
+import { presentUserSummary } from '../../presenters/service-user.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, forbidden, notFound } from '../../errors.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
@@ -126,6 +128,25 @@ export function inboxRoutes(router: AppRouter): void {
     const body = parseBody(ctx, readBody);
     const state = await markRead(ctx.deps.db.orm.em, accountId, userId, body.messageId);
     respond(ctx, { data: presentConversationState(state) });
+  });
+
+  // Take over from a bot: the inbox becomes the owner, as PUT …/owner naming it would make it
+  // (changeOwner delivered to the bot, initiatedBy the operator), with conversations:reply.
+  router.post('/accounts/:accountId/users/:userId/take-over', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'POST /accounts/:accountId/users/:userId/take-over', accountId);
+    const em = ctx.deps.db.orm.em;
+    const user = await em.findOne(UserSchema, { id: userId, accountId });
+    if (!user) throw notFound('user_not_found');
+    const [account, inbox] = await Promise.all([em.findOneOrFail(AccountSchema, { id: accountId }), findInbox(em, accountId)]);
+    if (!inbox) throw conflict('account_has_no_inbox');
+    const result = await changeOwner(em, {
+      account,
+      initiatedBy: { operator: signedIn(ctx).identifier },
+      userId,
+      newOwnerIdentification: inbox.identification,
+    });
+    respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
   });
 
   router.get('/accounts/:accountId/canned-replies', async (ctx) => {

@@ -62,6 +62,8 @@ export const ADMIN_POLICY = {
   'PUT /accounts/:accountId/users/:userId/status': rule('account', 'conversations:reply'),
   'POST /accounts/:accountId/users/:userId/notes': rule('account', 'conversations:reply'),
   'PUT /accounts/:accountId/users/:userId/read': rule('account', 'conversations:read'),
+  // Only ever to the account's own inbox: answering includes taking over from a bot.
+  'POST /accounts/:accountId/users/:userId/take-over': rule('account', 'conversations:reply'),
   // Read by whoever answers; managed as the account's settings are.
   'GET /accounts/:accountId/canned-replies': rule('account', 'conversations:read'),
   'POST /accounts/:accountId/canned-replies': rule('account', 'accounts:edit'),

@@ -277,9 +277,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
             () => api.put(`${path}/status`, { status: 'snoozed', snoozedUntil: new Date(Date.now() + 3_600_000).toISOString() }),
             status,
           ),
-      inbox && state.ownerServiceId !== inbox.id && can(ctx.me.grants, 'services:edit', accountId)
-        ? control('Take over', () => api.put(`${path}/owner`, { serviceIdentification: inbox.identification }), status)
-        : null,
+      inbox && state.ownerServiceId !== inbox.id ? control('Take over', () => api.post(`${path}/take-over`), status) : null,
     );
     show(
       heading,
