@@ -539,6 +539,30 @@ describe('team inbox: conversation state, notes, canned replies, search, views',
     expect(await ids('open', token, '&q=nothing%20like%20this')).to.deep.equal([]);
   });
 
+  it("a login merge carries the conversation's team side to the registered user", async () => {
+    const { widget, userId: anonymousId } = await customer('before signing in');
+    const note = await api().post(`/adminApi/accounts/${account.id}/users/${anonymousId}/notes`, { token, json: { text: 'seen before' } });
+    expect(note.status, note.text).to.equal(201);
+    const resolved = await api().put(`/adminApi/accounts/${account.id}/users/${anonymousId}/status`, {
+      token,
+      json: { status: 'resolved' },
+    });
+    expect(resolved.status).to.equal(200);
+    widget.signIn('merge-customer');
+    const merged = await widget.register();
+    expect(merged.status, merged.text).to.equal(200);
+    const registeredId = merged.body.data.userId;
+    expect(registeredId).to.not.equal(anonymousId);
+    expect(await ids('resolved')).to.deep.equal([registeredId]);
+    const lines = (await timelineOf(registeredId)).body.data;
+    expect(lines.map((l) => [l.kind, l.text ?? l.data?.to])).to.deep.equal([
+      ['status', 'resolved'],
+      ['note', 'seen before'],
+    ]);
+    expect((await widget.send('signed in now')).status).to.equal(200);
+    expect(await ids('open')).to.deep.equal([registeredId]);
+  });
+
   it('canned replies: managed with accounts:edit, read with conversations:read, shortcuts unique per account', async () => {
     const path = `/adminApi/accounts/${account.id}/canned-replies`;
     const made = await api().post<{ id: number; shortcut: string }>(path, {
