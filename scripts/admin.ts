@@ -94,7 +94,7 @@ const commands: Record<string, Command> = {
     const { accountId } = valid(accountIdParams, { accountId: values.account });
     const overview = await findAccountOverview(em, accountId);
     if (!overview) throw new UsageError(`account ${accountId} not found`);
-    return presentAccountOverview(overview.account, overview.services);
+    return presentAccountOverview(overview.account, overview.services, overview.inbox);
   },
 
   'service:create': async (em, values) => {

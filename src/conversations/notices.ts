@@ -30,7 +30,16 @@ export type Notice =
     }
   | { kind: 'messageStatus'; userId: number; messages: Array<{ id: number; status: number }> }
   | { kind: 'merged'; fromUserId: number; toUserId: number }
-  | { kind: 'deliveries'; serviceIds: number[] };
+  | { kind: 'deliveries'; serviceIds: number[] }
+  /**
+   * The team's side of a conversation changed (its owner, its assignee or status, a note): only
+   * the dashboard's channel hears of it. This is how the inbox, which has no webhook, learns of a
+   * changeOwner naming it (docs/dashboard.md).
+   */
+  | { kind: 'inbox'; userId: number; change: InboxChange };
+
+/** What changed on the team's side of a conversation. */
+export type InboxChange = 'owner' | 'assignee' | 'status' | 'note';
 
 /**
  * Notices about callers rather than a conversation: the device (its id) left the user for

@@ -19,13 +19,16 @@ export function presentAccount(account: Account) {
   };
 }
 
-export function presentAccountOverview(account: Account, services: Service[]) {
+/** `services` are the webhook Services; the team inbox is `inbox` (it may be the default Service too). */
+export function presentAccountOverview(account: Account, services: Service[], inbox: Service | null) {
   const defaultServiceId = account.defaultServiceId ?? null;
   const presented = services.map((s) => presentService(s, defaultServiceId));
+  const presentedInbox = inbox ? presentService(inbox, defaultServiceId) : null;
   return {
     ...presentAccount(account),
     services: presented,
-    defaultService: presented.find((s) => s.isDefault) ?? null,
+    inbox: presentedInbox,
+    defaultService: [...presented, ...(presentedInbox ? [presentedInbox] : [])].find((s) => s.isDefault) ?? null,
   };
 }
 

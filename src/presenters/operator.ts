@@ -8,6 +8,8 @@ export function presentOperator(operator: Operator, grants: Grant[]) {
     email: operator.email,
     identifier: operator.identifier,
     grants,
+    displayName: operator.displayName ?? null,
+    avatarUrl: operator.avatarUrl ?? null,
     createdAt: operator.createdAt.toISOString(),
     disabledAt: operator.disabledAt ? operator.disabledAt.toISOString() : null,
   };
@@ -15,5 +17,12 @@ export function presentOperator(operator: Operator, grants: Grant[]) {
 
 /** The signed-in operator (GET /adminApi/session): the grants decide what the dashboard offers. */
 export function presentSignedIn(operator: AuthenticatedOperator) {
-  return { id: operator.id, email: operator.email, identifier: operator.identifier, grants: operator.grants };
+  return {
+    id: operator.id,
+    email: operator.email,
+    identifier: operator.identifier,
+    grants: operator.grants,
+    displayName: operator.displayName,
+    avatarUrl: operator.avatarUrl,
+  };
 }

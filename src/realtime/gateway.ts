@@ -323,8 +323,8 @@ export class Gateway {
   }
 
   private receive(notice: AnyNotice): void {
-    if (notice.kind === 'deliveries') {
-      // Only the dashboard's channel counts deliveries.
+    if (notice.kind === 'deliveries' || notice.kind === 'inbox') {
+      // Only the dashboard's channel counts deliveries and hears of the team's side (notes above all).
       this.operators?.receive(notice);
       return;
     }

@@ -14,14 +14,15 @@
 // the token or the permission no longer holds; with fewer accounts left, it leaves their rooms.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DefaultEventsMap, Namespace, Socket } from 'socket.io';
-import type { Notice, OperatorNotice } from '../conversations/notices.ts';
+import type { InboxChange, Notice, OperatorNotice } from '../conversations/notices.ts';
 import { authenticateOperator, type AuthenticatedOperator } from '../tenancy/operators.ts';
 import { allows } from '../tenancy/permissions.ts';
 
 export interface ConversationChange {
   accountId: number;
   userId: number;
-  change: 'message' | 'agent' | 'messageStatus' | 'merged';
+  /** InboxChange: the owner, assignee or status changed, or a note was written (only the dashboard hears of these). */
+  change: 'message' | 'agent' | 'messageStatus' | 'merged' | InboxChange;
 }
 
 export interface DeliveriesChange {
@@ -107,7 +108,8 @@ export class OperatorChannel {
     const userId = notice.kind === 'merged' ? notice.toUserId : notice.userId;
     this.account(userId).then((accountId) => {
       if (accountId === null) return;
-      this.namespace.local.to([`account:${accountId}`, EVERYWHERE]).emit('conversation', { accountId, userId, change: notice.kind });
+      const change = notice.kind === 'inbox' ? notice.change : notice.kind;
+      this.namespace.local.to([`account:${accountId}`, EVERYWHERE]).emit('conversation', { accountId, userId, change });
     }, this.onError);
   }
 

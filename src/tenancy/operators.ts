@@ -1,7 +1,13 @@
 // Operators (dashboard users): creation, login sessions and the grants they act under.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { OperatorPermissionSchema, OperatorSchema, OperatorSessionSchema, type Operator } from '../db/entities/index.ts';
+import {
+  OperatorPermissionSchema,
+  OperatorSchema,
+  OperatorSessionSchema,
+  type AgentSnapshot,
+  type Operator,
+} from '../db/entities/index.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../security/passwords.ts';
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
 import { notify, operatorChanged } from '../conversations/notices.ts';
@@ -16,6 +22,36 @@ export interface AuthenticatedOperator {
   email: string;
   identifier: string;
   grants: Grant[];
+  /** What customers see when the operator answers (operatorAgent). */
+  displayName: string | null;
+  avatarUrl: string | null;
+}
+
+/** The name an answer carries when the operator has set none: not their email, which customers must not see. */
+export const DEFAULT_AGENT_NAME = 'Support';
+
+/**
+ * The operator as the agent of their answers (typeId 2 messages, agent typing): their id, display
+ * name and avatar, as a Service's agent is. Operator ids and a Service's own agent ids are
+ * separate number spaces: a widget tells agents apart by id, name and avatar together.
+ */
+export function operatorAgent(operator: Pick<AuthenticatedOperator, 'id' | 'displayName' | 'avatarUrl'>): AgentSnapshot {
+  return { id: operator.id, name: operator.displayName ?? DEFAULT_AGENT_NAME, avatar: operator.avatarUrl };
+}
+
+export interface ProfileChanges {
+  displayName?: string | null | undefined;
+  avatarUrl?: string | null | undefined;
+}
+
+/** The operator's own display name and avatar (PATCH /adminApi/session). */
+export async function updateProfile(em: EntityManager, operatorId: number, changes: ProfileChanges): Promise<Operator | null> {
+  const operator = await em.findOne(OperatorSchema, { id: operatorId });
+  if (!operator) return null;
+  if (changes.displayName !== undefined) operator.displayName = changes.displayName;
+  if (changes.avatarUrl !== undefined) operator.avatarUrl = changes.avatarUrl;
+  await em.flush();
+  return operator;
 }
 
 export interface NewOperator {
@@ -100,6 +136,8 @@ export async function authenticateOperator(em: EntityManager, token: string): Pr
     email: operator.email,
     identifier: operator.identifier,
     grants,
+    displayName: operator.displayName ?? null,
+    avatarUrl: operator.avatarUrl ?? null,
   };
 }
 

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { useBrowser } from '../support/browser.ts';
-import { DASHBOARD_SHOTS, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
+import { DASHBOARD_SHOTS, expectAccessible, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
 import { adminToken, createAccount, createService, type AccountData, type CreatedServiceData } from '../support/factories.ts';
 import { PNG } from '../support/files.ts';
 import { pdf, png } from './files.ts';
@@ -16,6 +16,7 @@ import { outboxSettled, receivedExactly } from '../support/outbox.ts';
 import { Receiver } from '../support/receiver.ts';
 import { TEST_ADMIN, sharedServer, startTestServer } from '../support/server.ts';
 import { Widget } from '../support/widget.ts';
+import { startWidgetHost } from '../support/widget-host.ts';
 
 const api = () => client(sharedServer().url);
 
@@ -312,6 +313,82 @@ describe('Operator dashboard', function () {
     await openDashboard(page);
     await signIn(page, nobody.email, nobody.password);
     await page.getByText('No account you may read. Ask an operator who manages operators for a grant.').waitFor();
+  });
+
+  it('team inbox: the customer writes in the widget, the operator takes it, notes and answers, and the widget shows the answer', async () => {
+    const { page, context } = browser();
+    const account = await createAccount();
+    const token = await adminToken();
+    const shown = await api().get<{ inbox: { identification: string } }>(`/adminApi/accounts/${account.id}`, { token });
+    // Humans answer everything: the inbox is the default Service.
+    const chosen = await api().put(`/adminApi/accounts/${account.id}/default-service`, {
+      token,
+      json: { serviceIdentification: shown.body.data.inbox.identification },
+    });
+    expect(chosen.status, chosen.text).to.equal(200);
+    const canned = await api().post(`/adminApi/accounts/${account.id}/canned-replies`, {
+      token,
+      json: { shortcut: 'thanks', text: 'Thank you for waiting!' },
+    });
+    expect(canned.status, canned.text).to.equal(201);
+    const site = await startWidgetHost(sharedServer().url, { account: account.identification, data: { title: 'Chat with Acme' } });
+    try {
+      await openDashboard(page, `#/accounts/${account.id}/inbox`);
+      await signIn(page);
+      await page.getByText('No conversations here.').waitFor();
+
+      // The customer, in Palaver's widget on another origin.
+      const customer = await context.newPage();
+      await customer.goto(site.url);
+      await customer.getByRole('button', { name: 'Open chat' }).click();
+      await customer.getByRole('textbox', { name: 'Message' }).fill('Hello, is anyone there?');
+      await customer.getByRole('textbox', { name: 'Message' }).press('Enter');
+      await customer.getByRole('log').getByText('Hello, is anyone there?').waitFor();
+
+      // Live under Unassigned, unread.
+      const entry = page.getByRole('list', { name: 'Inbox conversations' }).getByRole('link', { name: /Anonymous user/ });
+      await entry.getByText('1 unread').waitFor();
+      await entry.click();
+      const timelineList = page.getByRole('list', { name: 'Timeline' });
+      await timelineList.getByText('Hello, is anyone there?').waitFor();
+      await page.getByRole('button', { name: 'Assign to me' }).click();
+      await page.getByRole('button', { name: 'Unassign' }).waitFor();
+
+      // A private note: in the timeline, never in the widget.
+      const reply = page.getByRole('textbox', { name: 'Reply' });
+      await page.getByRole('checkbox', { name: /Private note/ }).check();
+      await reply.fill('Looks like a returning customer');
+      await reply.press('Enter');
+      await timelineList.getByText('Looks like a returning customer').waitFor();
+      await page.getByRole('checkbox', { name: /Private note/ }).uncheck();
+
+      // `/` offers the canned replies; Shift+Enter is a new line, Enter sends.
+      await reply.fill('/tha');
+      await page.getByRole('button', { name: '/thanks: Thank you for waiting!' }).click();
+      await reply.press('Shift+Enter');
+      await reply.pressSequentially('How can I help?');
+      expect(await reply.inputValue()).to.equal('Thank you for waiting!\nHow can I help?');
+      await reply.press('Enter');
+      await timelineList.getByText(/Thank you for waiting!/).waitFor();
+      await customer
+        .getByRole('log')
+        .getByText(/Thank you for waiting!/)
+        .waitFor();
+      expect(await customer.getByRole('log').textContent()).to.not.include('returning customer');
+
+      await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+      await page.getByRole('button', { name: 'Reopen' }).waitFor();
+      await page.screenshot({ path: `${DASHBOARD_SHOTS}/inbox-1280.png`, fullPage: true });
+      await customer.screenshot({ path: `${DASHBOARD_SHOTS}/inbox-widget.png` });
+      await expectAccessible(page, 'inbox');
+      // The customer writes again: reopened.
+      await customer.getByRole('textbox', { name: 'Message' }).fill('One more question');
+      await customer.getByRole('textbox', { name: 'Message' }).press('Enter');
+      await page.getByRole('button', { name: 'Resolve', exact: true }).waitFor();
+      await timelineList.getByText('One more question').waitFor();
+    } finally {
+      await site.close();
+    }
   });
 
   it('shows a widget conversation live with its messages, and an agent message as it arrives', async () => {

@@ -30,7 +30,7 @@ export function accountRoutes(router: AppRouter): void {
     authorize(ctx, 'GET /accounts/:accountId', accountId);
     const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
     if (!overview) throw notFound('account_not_found');
-    respond(ctx, { data: presentAccountOverview(overview.account, overview.services) });
+    respond(ctx, { data: presentAccountOverview(overview.account, overview.services, overview.inbox) });
   });
 
   router.patch('/accounts/:accountId', async (ctx) => {
@@ -65,7 +65,7 @@ export function accountRoutes(router: AppRouter): void {
     });
     const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
     if (!overview) throw notFound('account_not_found');
-    respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services), changed } });
+    respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services, overview.inbox), changed } });
   });
 
   router.post('/accounts/:accountId/services', async (ctx) => {

@@ -36,6 +36,8 @@ const SENDS_CONTENT: Permission = 'conversations:read';
 export const ADMIN_POLICY = {
   'GET /session': rule('session'),
   'DELETE /session': rule('session'),
+  // One's own display name and avatar.
+  'PATCH /session': rule('session'),
   'GET /accounts': rule('listing', 'accounts:read'),
   'POST /accounts': rule('everywhere', 'accounts:create'),
   'GET /accounts/:accountId': rule('account', 'accounts:read'),
@@ -64,6 +66,24 @@ export const ADMIN_POLICY = {
   'GET /accounts/:accountId/media/:year/:month/:day/:file': rule('account', 'conversations:read'),
   // An operator-initiated changeOwner (docs/dashboard.md): a Service setting, on a conversation.
   'PUT /accounts/:accountId/users/:userId/owner': rule('account', 'services:edit', 'conversations:read'),
+  // The team inbox (docs/dashboard.md): answering as an agent, and typing to the customer.
+  'POST /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:reply'),
+  'POST /accounts/:accountId/users/:userId/typing': rule('account', 'conversations:reply'),
+  'GET /accounts/:accountId/inbox': rule('account', 'conversations:read'),
+  // Notes and status lines are the conversation's content.
+  'GET /accounts/:accountId/users/:userId/timeline': rule('account', 'conversations:read'),
+  // Assigning another operator (not oneself) also needs conversations:assign, checked in the route.
+  'PUT /accounts/:accountId/users/:userId/assignee': rule('account', 'conversations:reply'),
+  'PUT /accounts/:accountId/users/:userId/status': rule('account', 'conversations:reply'),
+  'POST /accounts/:accountId/users/:userId/notes': rule('account', 'conversations:reply'),
+  'PUT /accounts/:accountId/users/:userId/read': rule('account', 'conversations:read'),
+  // Only ever to the account's own inbox: answering includes taking over from a bot.
+  'POST /accounts/:accountId/users/:userId/take-over': rule('account', 'conversations:reply'),
+  // Read by whoever answers; managed as the account's settings are.
+  'GET /accounts/:accountId/canned-replies': rule('account', 'conversations:read'),
+  'POST /accounts/:accountId/canned-replies': rule('account', 'accounts:edit'),
+  'PATCH /accounts/:accountId/canned-replies/:replyId': rule('account', 'accounts:edit'),
+  'DELETE /accounts/:accountId/canned-replies/:replyId': rule('account', 'accounts:edit'),
   // Erasure (GDPR): the user, their messages, files, devices and deliveries.
   'DELETE /accounts/:accountId/users/:userId': rule('account', 'users:delete'),
   'GET /operators': rule('everywhere', 'operators:manage'),

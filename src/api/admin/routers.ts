@@ -8,6 +8,7 @@ import { mediaRoutes } from './media.ts';
 import { operatorRoutes } from './operators.ts';
 import { pushSettingsRoutes } from './push-settings.ts';
 import { userRoutes } from './users.ts';
+import { inboxRoutes } from './inbox.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
@@ -24,6 +25,7 @@ export function adminRouter(): AppRouter {
   keyRoutes(router);
   testEventRoutes(router);
   userRoutes(router);
+  inboxRoutes(router);
   mediaRoutes(router);
   operatorRoutes(router);
   deliveryRoutes(router);

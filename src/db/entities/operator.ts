@@ -12,6 +12,10 @@ export const OperatorSchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     /** Set: cannot sign in, tokens refused (the grants are kept for when enabled again). */
     disabledAt: p.datetime().nullable(),
+    /** What customers see as the agent's name when the operator answers; null: the part of the email before @. */
+    displayName: p.string().nullable(),
+    /** An https URL, shown as the agent's avatar. */
+    avatarUrl: p.text().nullable(),
   }),
 });
 

@@ -7,7 +7,8 @@ import { sessionEnded } from './api.ts';
 export interface ConversationChange {
   accountId: number;
   userId: number;
-  change: 'message' | 'agent' | 'messageStatus' | 'merged';
+  /** status, assignee, owner, note: the team's side of the conversation (the team inbox). */
+  change: 'message' | 'agent' | 'messageStatus' | 'merged' | 'owner' | 'assignee' | 'status' | 'note';
 }
 
 export interface DeliveriesChange {

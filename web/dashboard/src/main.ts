@@ -8,6 +8,7 @@ import type { Me } from './types.ts';
 import { accountPage } from './pages/account.ts';
 import { accountsPage } from './pages/accounts.ts';
 import { conversationsPage } from './pages/conversations.ts';
+import { inboxPage } from './pages/inbox.ts';
 import { operatorsPage } from './pages/operators.ts';
 import { servicePage } from './pages/service.ts';
 import { signInPage } from './pages/sign-in.ts';
@@ -29,6 +30,8 @@ const ROUTES: Array<[RegExp, Page]> = [
   [/^#\/accounts\/(\d+)\/services\/(\d+)$/, servicePage],
   [/^#\/accounts\/(\d+)\/conversations$/, conversationsPage],
   [/^#\/accounts\/(\d+)\/conversations\/(\d+)$/, conversationsPage],
+  [/^#\/accounts\/(\d+)\/inbox$/, inboxPage],
+  [/^#\/accounts\/(\d+)\/inbox\/(\d+)$/, inboxPage],
   [/^#\/operators$/, operatorsPage],
 ];
 

@@ -18,6 +18,8 @@ export interface Service {
   accountId: number;
   identification: string;
   name: string;
+  /** `inbox`: the account's team (answers from the dashboard; no webhook, no API keys). */
+  kind: 'webhook' | 'inbox';
   webhookUrl: string | null;
   isDefault: boolean;
   enabled: boolean;
@@ -43,7 +45,10 @@ export interface CreatedAccount extends Account {
 }
 
 export interface AccountOverview extends Account {
+  /** The webhook Services. */
   services: Service[];
+  /** The team inbox (a Service too: it may own conversations and be the default). */
+  inbox: Service | null;
   defaultService: Service | null;
 }
 

@@ -20,7 +20,14 @@ async function render(ctx: PageContext, accountId: number, created: HTMLElement 
     ctx.main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', account.name),
     h('h1', {}, account.name),
-    mayRead ? h('p', {}, h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations')) : null,
+    mayRead
+      ? h(
+          'p',
+          { class: 'row' },
+          h('a', { class: 'button-link', href: `#/accounts/${accountId}/inbox` }, 'Inbox'),
+          h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations'),
+        )
+      : null,
     h(
       'div',
       { class: 'columns' },
@@ -94,7 +101,9 @@ function defaultServiceSection(ctx: PageContext, account: AccountOverview, chang
   const select = h(
     'select',
     { name: 'defaultService', disabled: !editable || account.services.length === 0 },
-    ...account.services.map((s) => h('option', { value: s.identification, selected: s.isDefault }, s.name)),
+    ...[...account.services, ...(account.inbox ? [account.inbox] : [])].map((s) =>
+      h('option', { value: s.identification, selected: s.isDefault }, s.name),
+    ),
   );
   const reason = editable ? null : h('p', { class: 'hint', id: 'default-reason' }, refused);
   const button = h('button', { type: 'submit', disabled: !editable || account.services.length === 0 }, 'Change default Service');

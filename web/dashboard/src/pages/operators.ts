@@ -11,6 +11,8 @@ const PERMISSIONS = [
   'accounts:edit',
   'services:edit',
   'conversations:read',
+  'conversations:reply',
+  'conversations:assign',
   'users:delete',
   'deliveries:read',
   'deliveries:manage',
