@@ -104,6 +104,70 @@ describe('the server process', function () {
     }
   });
 
+  it('writes nothing when its port is taken (EADDRINUSE, said in one line); the next start shows the demo login, which works', async () => {
+    const port = await freePort();
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, '0.0.0.0', resolve));
+    let failed;
+    try {
+      failed = await runProcess('src/main.ts', [], { ...env(), PALAVER_DEMO: 'true', PORT: String(port), LOG_LEVEL: 'info' });
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+    expect(failed.code).to.equal(1);
+    const said = failed.stdout + failed.stderr;
+    expect(said).to.contain(`Port ${port} (127.0.0.1) is in use by another program (EADDRINUSE)`);
+    expect(said, 'no banner of a demo it could not serve').to.not.contain('demo account');
+    expect(said, 'one line, no stack').to.not.contain('    at ');
+
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true', PORT: String(port) });
+    const [, email, password] = await demoBanner(running);
+    const login = await client(running.url).post<{ token: string }>('/adminApi/login', { json: { email, password } });
+    expect(login.status, login.text).to.equal(200);
+  });
+
+  it('says what a start is doing from its first second, and prints one readable line per request at a terminal', async () => {
+    running = await startProcess({ ...env(), PALAVER_LOG_FORMAT: 'pretty' });
+    const lines = () => running!.output().split('\n');
+    expect(lines()[0], 'the first line').to.match(/INFO: starting Palaver \(NODE_ENV test, port 0\)$/);
+    expect(running.output()).to.match(
+      mode === 'embedded'
+        ? /INFO: starting the embedded database in \S+/
+        : /INFO: connecting to the database of DATABASE_URL \(postgresql:\/\/\S+\)/,
+    );
+    const api = client(running.url);
+    expect((await api.get('/healthz')).status).to.equal(200);
+    expect((await api.get('/no-such-page')).status).to.equal(404);
+    for (let i = 0; i < 100 && !running.output().includes('/no-such-page'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const access = lines().filter((line) => /\/healthz|\/no-such-page/.test(line));
+    expect(access).to.have.length(2);
+    expect(access[0]).to.match(/^\[[\d:.]+\] INFO: GET \/healthz 200 \d+ms$/);
+    expect(access[1]).to.match(/^\[[\d:.]+\] INFO: GET \/no-such-page 404 \d+ms$/);
+    const after = lines()[lines().indexOf(access[1]!) + 1] ?? '';
+    expect(after, 'no field lines under it').to.not.match(/^\s+(method|path|status|ms|requestId):/);
+  });
+
+  it('names DATABASE_URL when it cannot be reached, after trying again for PALAVER_DATABASE_RETRY_SECONDS', async () => {
+    const closedPort = await freePort();
+    const started = Date.now();
+    const result = await runProcess('src/main.ts', [], {
+      PALAVER_DATA_DIR: database.dataDir,
+      DATABASE_URL: `postgresql://palaver:secret-password@127.0.0.1:${closedPort}/palaver`,
+      PALAVER_DATABASE_RETRY_SECONDS: '5',
+      LOG_LEVEL: 'info',
+    });
+    expect(result.code).to.equal(1);
+    const said = result.stdout + result.stderr;
+    const retries = said.split('\n').filter((line) => line.includes('trying again in 2 s'));
+    expect(retries.length, said).to.be.within(1, 3);
+    expect(retries[0]).to.contain(`DATABASE_URL (postgresql://palaver@127.0.0.1:${closedPort}/palaver) cannot be reached`);
+    expect(said).to.match(
+      /DATABASE_URL \(postgresql:\/\/palaver@127\.0\.0\.1:\d+\/palaver\) cannot be reached: .*ECONNREFUSED.* \(tried for \d+ s\)/,
+    );
+    expect(said, 'the password is never shown').to.not.contain('secret-password');
+    expect(Date.now() - started, 'it waited').to.be.greaterThan(4000);
+  });
+
   it('stops at start with a message naming a wrong configuration value', async () => {
     const result = await runProcess('src/main.ts', [], { ...env(), PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
     expect(result.code).to.equal(1);

@@ -40,7 +40,8 @@ export function startProcess(env: Record<string, string | undefined>, timeoutMs 
     }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /"port":(\d+)[^\n]*"msg":"palaver listening"/.exec(output);
+      // The same words in JSON and in readable lines (PALAVER_LOG_FORMAT=pretty).
+      const match = /palaver listening on http:\/\/[^:\s]+:(\d+)/.exec(output);
       if (!match) return;
       clearTimeout(timer);
       resolve({
