@@ -19,7 +19,7 @@ describe('configuration', () => {
     const dev = loadConfig({ env: { NODE_ENV: 'development' } });
     expect(dev.port).to.equal(3000);
     expect(dev.webhooks.allowPrivate).to.equal(true);
-    expect(dev.webhooks.retrySchedule).to.deep.equal([0, 5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(dev.webhooks.retrySchedule).to.deep.equal([0, 2, 5, 15, 60, 300, 1800, 7200]);
 
     const prod = loadConfig({
       env: {
