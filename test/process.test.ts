@@ -1,12 +1,13 @@
 // Palaver as an operator runs it: `src/main.ts` in its own process, configured by environment.
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { io } from 'socket.io-client';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
-import { runProcess, startProcess, type ServerProcess } from './support/process.ts';
+import { ROOT, runProcess, startProcess, type ServerProcess } from './support/process.ts';
 
 describe('the server process', function () {
   this.timeout(120_000);
@@ -168,6 +169,44 @@ describe('the server process', function () {
     expect(Date.now() - started, 'it waited').to.be.greaterThan(4000);
   });
 
+  it('stops when the `npm start` process is killed: the signal reaches the server, and nothing keeps the port or the data directory', async () => {
+    const port = await freePort();
+    // `npm start` exactly as a newcomer runs it: npm, its shell, then the server.
+    const npm = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', LOG_LEVEL: 'info', PORT: String(port), ...env() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      for (let i = 0; i < 1200 && !output.includes('palaver listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(output, 'it started').to.contain('palaver listening');
+      npm.kill('SIGTERM');
+      await exited;
+      for (let i = 0; i < 200 && !output.includes('palaver stopped'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(output, 'the server itself shut down').to.contain('palaver stopped');
+      expect(await portOpen(port), 'nothing listens on the port').to.equal(false);
+      if (mode === 'embedded') expect(existsSync(path.join(database.dataDir, 'palaver.lock')), 'the data lock is released').to.equal(false);
+    } finally {
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+      // A server left behind by a failure of this test: its pid is in the data lock.
+      const lock = path.join(database.dataDir, 'palaver.lock');
+      if (existsSync(lock)) {
+        const pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
+        if (pid > 0 && pid !== process.pid) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // Gone already.
+          }
+        }
+      }
+    }
+  });
+
   it('stops at start with a message naming a wrong configuration value', async () => {
     const result = await runProcess('src/main.ts', [], { ...env(), PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
     expect(result.code).to.equal(1);
@@ -267,6 +306,18 @@ function freePort(): Promise<number> {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether something accepts connections on the port now. */
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }
 
