@@ -21,7 +21,7 @@ const { demoBanner } = await import('./setup/bootstrap.ts');
 
 try {
   const server = await startServer(config, logger);
-  if (server.demo) process.stdout.write(`${demoBanner(server.demo, server.url)}\n`);
+  if (server.demo) process.stdout.write(`${demoBanner(server.demo, server.url, config.dataDir)}\n`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -1,6 +1,6 @@
 // Palaver as an operator runs it: `src/main.ts` in its own process, configured by environment.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -125,6 +125,25 @@ describe('the server process', function () {
     const [, email, password] = await demoBanner(running);
     const login = await client(running.url).post<{ token: string }>('/adminApi/login', { json: { email, password } });
     expect(login.status, login.text).to.equal(200);
+  });
+
+  it('shows the demo login at every start until its operator signs in, kept meanwhile in a file only its owner reads', async () => {
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    const [, email, password] = await demoBanner(running);
+    const kept = path.join(database.dataDir, 'demo-login.json');
+    expect(statSync(kept).mode & 0o777, 'owner only').to.equal(0o600);
+    // The terminal was closed before the password was copied: the next start shows it again.
+    expect((await running.stop('SIGTERM')).code).to.equal(0);
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    const [, againEmail, againPassword] = await demoBanner(running);
+    expect([againEmail, againPassword]).to.deep.equal([email, password]);
+    expect(running.output()).to.contain(`until you sign in as ${email}`);
+    const login = await client(running.url).post('/adminApi/login', { json: { email, password } });
+    expect(login.status, login.text).to.equal(200);
+    expect(existsSync(kept), 'forgotten once used').to.equal(false);
+    expect((await running.stop('SIGTERM')).code).to.equal(0);
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    expect(running.output(), 'not shown after a sign-in').to.not.contain('demo account');
   });
 
   it('says what a start is doing from its first second, and prints one readable line per request at a terminal', async () => {

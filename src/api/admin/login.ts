@@ -1,4 +1,5 @@
 import { login, normalizeEmail } from '../../tenancy/operators.ts';
+import { forgetDemoLogin } from '../../setup/bootstrap.ts';
 import { consumeOrRefuse } from '../../limits.ts';
 import { respond } from '../../http/respond.ts';
 import { unauthorized } from '../../errors.ts';
@@ -17,6 +18,8 @@ export function loginRoutes(router: AppRouter): void {
     const session = await login(ctx.deps.db.orm.em, body.email, body.password, ctx.deps.config.admin.sessionTtlSeconds);
     if (!session) throw unauthorized('invalid_credentials');
     if (session === 'disabled') throw unauthorized('operator_disabled');
+    // Its password is known now: the demo's banner is not shown again.
+    if (ctx.deps.config.demo) forgetDemoLogin(ctx.deps.config.dataDir, normalizeEmail(body.email));
     respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
   });
 }
