@@ -102,8 +102,10 @@ async function listen(http: Server, config: Pick<Config, 'port' | 'host'>): Prom
 export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
   let handler: RequestListener = answerStarting;
   const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, (req, res) => handler(req, res));
-  // The port first: a start that cannot serve writes nothing (the demo setup is made once, and
-  // its password shown once, by a start that serves).
+  const trustedProxies = new TrustedProxies(config.trustedProxies);
+  capConnectionsPerAddress(http, { max: config.http.maxConnectionsPerAddress, trustedProxies, logger });
+  // The port first: a start that cannot serve writes nothing (no demo setup made by a start that
+  // then fails on a port another program holds).
   await listen(http, config);
   let db: Database;
   try {
@@ -133,7 +135,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
-    const trustedProxies = new TrustedProxies(config.trustedProxies);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
@@ -173,7 +174,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       realtime,
     };
     const app = createApp(deps);
-    capConnectionsPerAddress(http, { max: config.http.maxConnectionsPerAddress, trustedProxies, logger });
     const callback = app.callback();
     handler = (req, res) => void callback(req, res);
     realtime.attach(http);
