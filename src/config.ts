@@ -39,6 +39,8 @@ const schema = z.object({
   port: z.coerce.number().int().min(0).max(65535),
   host: z.string().min(1),
   databaseUrl: postgresUrl.optional(),
+  /** How long a start waits for DATABASE_URL's server to accept connections (it may be starting beside Palaver). */
+  databaseRetrySeconds: z.coerce.number().nonnegative(),
   redisUrl: z
     .string()
     .url()
@@ -184,6 +186,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PORT', ['port']],
   ['HOST', ['host']],
   ['DATABASE_URL', ['databaseUrl']],
+  ['PALAVER_DATABASE_RETRY_SECONDS', ['databaseRetrySeconds']],
   ['REDIS_URL', ['redisUrl']],
   ['PALAVER_DATA_DIR', ['dataDir']],
   ['PALAVER_TRUSTED_PROXIES', ['trustedProxies']],

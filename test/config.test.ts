@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -19,7 +19,7 @@ describe('configuration', () => {
     const dev = loadConfig({ env: { NODE_ENV: 'development' } });
     expect(dev.port).to.equal(3000);
     expect(dev.webhooks.allowPrivate).to.equal(true);
-    expect(dev.webhooks.retrySchedule).to.deep.equal([0, 5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(dev.webhooks.retrySchedule).to.deep.equal([0, 2, 5, 15, 60, 300, 1800, 7200]);
 
     const prod = loadConfig({
       env: {
@@ -66,5 +66,32 @@ describe('configuration', () => {
     writeFileSync(path.join(dir, 'default.json'), '{ "port": ');
     const err = configError(() => loadConfig({ env: { NODE_ENV: 'x' }, configDir: dir }));
     expect(err.message).to.contain('default.json');
+  });
+
+  it('docker-compose.yml: its nodes’ settings are valid in production, and its comments say where to sign in and how a bot on its network is reached', () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const compose = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    const operations = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
+    // `/` is 404 in production: the way in is the dashboard, as the operator the compose file names.
+    expect(compose).to.contain('http://localhost:8080/dashboard');
+    expect(compose).to.not.match(/localhost:8080\.?$/m);
+    const operator = /PALAVER_ADMIN_EMAIL: \$\{PALAVER_ADMIN_EMAIL:-([^}]+)\}/.exec(compose)?.[1];
+    expect(operator).to.equal('admin@example.com');
+    expect(operations).to.contain(`\`${operator}\``).and.to.contain('http://localhost:8080/dashboard');
+    // The key that lets webhooks reach a bot on the compose network is a real one.
+    expect(compose).to.match(/# PALAVER_WEBHOOK_ALLOW_PRIVATE: 'true'/);
+    const env = {
+      NODE_ENV: 'production',
+      DATABASE_URL: /DATABASE_URL: (\S+)/.exec(compose)?.[1],
+      REDIS_URL: /REDIS_URL: (\S+)/.exec(compose)?.[1],
+      PALAVER_TRUSTED_PROXIES: /PALAVER_TRUSTED_PROXIES: (\S+)/.exec(compose)?.[1],
+      PALAVER_ADMIN_EMAIL: operator,
+      PALAVER_ADMIN_PASSWORD: 'a long password',
+      PALAVER_WEBHOOK_ALLOW_PRIVATE: 'true',
+    };
+    const config = loadConfig({ env });
+    expect(config.webhooks.allowPrivate).to.equal(true);
+    expect(config.demoPage.enabled, '/ is 404').to.equal(false);
+    expect(loadConfig({ env: { ...env, PALAVER_WEBHOOK_ALLOW_PRIVATE: undefined } }).webhooks.allowPrivate).to.equal(false);
   });
 });

@@ -6,6 +6,7 @@ import { replyTo, startDemoBot } from '../scripts/demo-bot-service.ts';
 import { adminToken, createAccount, createService, type AccountData } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { expectOutbox, outboxRows, receivedExactly } from './support/outbox.ts';
+import { freePort } from './support/redis.ts';
 import { TEST_ADMIN, sharedServer, startTestServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
@@ -323,6 +324,50 @@ describe('real-time gateway', function () {
     // Every upload is an {{img/…}} reference: a picture is told from another file by its name.
     expect(replyTo('{{img/7/2026/11/25/photo.JPG}}')).to.equal('Nice picture!');
     expect(replyTo('{{img/7/2026/11/25/notes.txt}}')).to.equal('Thanks, I got your file.');
+  });
+
+  it('has the demo bot, started after the visitor wrote, ask for the waiting delivery at once rather than at its next attempt', async () => {
+    // The production schedule's second wait is minutes; here, five of them.
+    const server = await startTestServer({ webhooks: { retrySchedule: [0, 300] } });
+    let bot: Awaited<ReturnType<typeof startDemoBot>> | undefined;
+    try {
+      const api = client(server.url);
+      const token = await adminToken(server.url);
+      const port = await freePort();
+      const account = (await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Late bot' } })).body.data;
+      const made = await api.post<{ id: number; apiKey: string; signingSecret: string }>(`/adminApi/accounts/${account.id}/services`, {
+        token,
+        json: { name: 'Demo bot', webhookUrl: `http://127.0.0.1:${port}/` },
+      });
+      const service = made.body.data;
+      const widget = new Widget(account, newDeviceId(), undefined, '', server.url);
+      await widget.register();
+      expect((await widget.send('Hello before the bot is up')).status).to.equal(200);
+      // Its first attempt finds nobody; the next one is five minutes away.
+      const attempts = () =>
+        server.deps.db.orm.em
+          .fork()
+          .getConnection()
+          .execute<Array<{ state: string; attempts: number }>>('select state, attempts from deliveries where service_id = ?', [service.id]);
+      let waiting: Array<{ state: string; attempts: number }> = [];
+      for (let i = 0; i < 200 && !waiting.some((row) => row.attempts === 1); i++) {
+        waiting = await attempts();
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(waiting).to.deep.equal([{ state: 'pending', attempts: 1 }]);
+
+      bot = await startDemoBot({ palaverUrl: server.url, apiKey: service.apiKey, signingSecret: service.signingSecret, port });
+      expect(bot.retried).to.equal(1);
+      let texts: Array<string | null> = [];
+      for (let i = 0; i < 200 && !texts.includes('You said: “Hello before the bot is up”'); i++) {
+        texts = (await widget.messages()).body.data.map((m) => m.message);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(texts).to.include('You said: “Hello before the bot is up”');
+    } finally {
+      bot?.server.close();
+      await server.stop();
+    }
   });
 
   it('limits a flooding socket without harming others', async () => {

@@ -503,4 +503,10 @@ export const operations: Operation[] = [
     versionedOnly: true,
   },
   { method: 'put', path: '/users/{userId}/agent/unset', api: 'service', summary: 'No current agent (2.3.0)', params: service.userIdParams },
+  {
+    method: 'post',
+    path: '/deliveries/retry',
+    api: 'service',
+    summary: "Send the calling Service's deliveries that wait for a later attempt now (it is back), each the head of its conversation",
+  },
 ];

@@ -1,4 +1,5 @@
 import { login, normalizeEmail } from '../../tenancy/operators.ts';
+import { forgetDemoLogin } from '../../setup/bootstrap.ts';
 import { consumeEachOrRefuse } from '../../limits.ts';
 import { respond } from '../../http/respond.ts';
 import { unauthorized } from '../../errors.ts';
@@ -28,6 +29,8 @@ export function loginRoutes(router: AppRouter): void {
     await taken.giveBack();
     await ctx.deps.loginLimiter.delete(pair);
     if (session === 'disabled') throw unauthorized('operator_disabled');
+    // Its password is known now: the demo's banner is not shown again.
+    if (ctx.deps.config.demo) forgetDemoLogin(ctx.deps.config.dataDir, email);
     respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
   });
 }
