@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { isAddressOrCidr } from './addresses.ts';
+import { DEFAULT_HASH_COST } from './security/passwords.ts';
 
 const booleanLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
@@ -34,119 +35,156 @@ const postgresUrl = z
   .url()
   .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// or postgresql:// URL');
 
-const schema = z.object({
-  env: z.string(),
-  port: z.coerce.number().int().min(0).max(65535),
-  host: z.string().min(1),
-  databaseUrl: postgresUrl.optional(),
-  redisUrl: z
-    .string()
-    .url()
-    .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// or rediss:// URL')
-    .optional(),
-  dataDir: z.string().min(1),
-  /** Proxies whose X-Forwarded-For is believed (addresses.ts); none by default: the TCP peer is the client. */
-  trustedProxies: addressList,
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-  /** `auto`: readable lines when the output is a terminal, JSON otherwise (files, pipes, log collectors). */
-  logFormat: z.enum(['auto', 'json', 'pretty']),
-  http: z.object({
-    jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
-    requestTimeoutMs: z.coerce.number().int().positive(),
-    /** Open connections one client address may hold (slow clients included); trusted proxies are not counted. */
-    maxConnectionsPerAddress: z.coerce.number().int().positive(),
-  }),
-  shutdownTimeoutMs: z.coerce.number().int().positive(),
-  admin: z.object({
-    email: z.string().email().optional(),
-    password: z.string().min(8, 'must be at least 8 characters').optional(),
-    sessionTtlSeconds: z.coerce.number().int().positive(),
-    /** Login attempts per email and address per window. */
-    loginRateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+const schema = z
+  .object({
+    env: z.string(),
+    port: z.coerce.number().int().min(0).max(65535),
+    host: z.string().min(1),
+    databaseUrl: postgresUrl.optional(),
+    redisUrl: z
+      .string()
+      .url()
+      .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// or rediss:// URL')
+      .optional(),
+    dataDir: z.string().min(1),
+    /** Proxies whose X-Forwarded-For is believed (addresses.ts); none by default: the TCP peer is the client. */
+    trustedProxies: addressList,
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /** `auto`: readable lines when the output is a terminal, JSON otherwise (files, pipes, log collectors). */
+    logFormat: z.enum(['auto', 'json', 'pretty']),
+    http: z.object({
+      jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
+      requestTimeoutMs: z.coerce.number().int().positive(),
+      /** Open connections one client address may hold (slow clients included); trusted proxies are not counted. */
+      maxConnectionsPerAddress: z.coerce.number().int().positive(),
     }),
-    /** Login attempts per client address (any email) per window. */
-    loginAddressRateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+    shutdownTimeoutMs: z.coerce.number().int().positive(),
+    admin: z.object({
+      email: z.string().email().optional(),
+      password: z.string().min(8, 'must be at least 8 characters').optional(),
+      sessionTtlSeconds: z.coerce.number().int().positive(),
+      /** Login attempts per email and address per window. */
+      loginRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** Login attempts per client address (any email) per window. */
+      loginAddressRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** Two-factor codes (sign-in, enrolment, turning it off) per operator per window. */
+      twoFactorRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** How long a password-reset link works. */
+      passwordResetTtlSeconds: z.coerce.number().int().positive(),
+      /** How long the second step of a sign-in (the two-factor code) may wait after the password. */
+      twoFactorChallengeTtlSeconds: z.coerce.number().int().positive(),
     }),
-  }),
-  /** Uploads (Client and Service API): a storage quota per account, and the sweeper of unsent uploads. */
-  media: z.object({
-    /** The sum of an account's upload sizes may not pass this (413 storage_quota_exceeded). */
-    storageQuotaBytes: z.coerce.number().int().positive(),
-    /** An upload no message refers to is deleted (row and file) once this old. */
-    unreferencedTtlSeconds: z.coerce.number().int().positive(),
-    /** How often each node sweeps. */
-    sweepIntervalSeconds: z.coerce.number().positive(),
-  }),
-  webhooks: z.object({
-    allowPrivate: booleanLike,
-    /** Seconds before each attempt: the first is made at once (0), then the waits between retries. */
-    retrySchedule: secondsList.refine((list) => list[0] === 0, 'the first value (the first attempt) must be 0'),
-    timeoutMs: z.coerce.number().int().positive(),
-    pollIntervalMs: z.coerce.number().int().positive(),
-    maxInFlight: z.coerce.number().int().positive(),
-    maxPerService: z.coerce.number().int().positive(),
-    /** How long a rotated-out signing secret keeps signing beside the new one. */
-    secretGraceSeconds: z.coerce.number().int().nonnegative(),
-    /** Off only for a node that should accept writes but leave sending to others. */
-    enabled: booleanLike,
-  }),
-  /** Pushes to app devices (docs/push.md); the rest of their engine is the webhooks'. */
-  push: z.object({
-    /** Where FCM access tokens are asked for (JWT bearer grant). */
-    fcmTokenUrl: z.string().url(),
-    /** Base of FCM's send endpoint: {fcmSendUrl}/v1/projects/{project}/messages:send. */
-    fcmSendUrl: z.string().url(),
-  }),
-  client: z.object({
-    /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
-    typingTimeoutMs: z.coerce.number().int().positive(),
-    /** Upload caps per kind of file (media/types.ts says which types are of which kind). */
-    mediaMaxBytes: z.object({
-      image: z.coerce.number().int().positive(),
-      document: z.coerce.number().int().positive(),
-      audio: z.coerce.number().int().positive(),
-      video: z.coerce.number().int().positive(),
+    /**
+     * The address operators reach Palaver at (`https://chat.example.com`), for links Palaver makes
+     * (password resets). Unset: the address of the request (the CLI: http://localhost:<port>).
+     */
+    publicUrl: z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//.test(u), 'must be an http:// or https:// URL')
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
+    security: z.object({
+      /**
+       * log2 of scrypt's N for operator passwords. Hashes made with another cost are made again at
+       * the operator's next sign-in. Production refuses less than the default (see the refinement).
+       */
+      passwordHashCost: z.coerce.number().int().min(10).max(20),
     }),
-    /** The longest a registered user's authorization header may be valid for, from now. */
-    authorizationMaxLifetimeSeconds: z.coerce.number().int().positive(),
-    /** How long a rotated-out authorization secret still verifies users' headers. */
-    authorizationSecretGraceSeconds: z.coerce.number().int().nonnegative(),
-    /** How long browsers may keep a CORS preflight answer. */
-    corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
-    /** Writes per device (messages, uploads, events, registrations) per window. */
-    rateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+    /** Uploads (Client and Service API): a storage quota per account, and the sweeper of unsent uploads. */
+    media: z.object({
+      /** The sum of an account's upload sizes may not pass this (413 storage_quota_exceeded). */
+      storageQuotaBytes: z.coerce.number().int().positive(),
+      /** An upload no message refers to is deleted (row and file) once this old. */
+      unreferencedTtlSeconds: z.coerce.number().int().positive(),
+      /** How often each node sweeps. */
+      sweepIntervalSeconds: z.coerce.number().positive(),
     }),
-    /** The same writes per client address (every device and account behind it together) per window. */
-    addressRateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+    webhooks: z.object({
+      allowPrivate: booleanLike,
+      /** Seconds before each attempt: the first is made at once (0), then the waits between retries. */
+      retrySchedule: secondsList.refine((list) => list[0] === 0, 'the first value (the first attempt) must be 0'),
+      timeoutMs: z.coerce.number().int().positive(),
+      pollIntervalMs: z.coerce.number().int().positive(),
+      maxInFlight: z.coerce.number().int().positive(),
+      maxPerService: z.coerce.number().int().positive(),
+      /** How long a rotated-out signing secret keeps signing beside the new one. */
+      secretGraceSeconds: z.coerce.number().int().nonnegative(),
+      /** Off only for a node that should accept writes but leave sending to others. */
+      enabled: booleanLike,
     }),
-    /** Open sockets per client address on one node; more are refused (too_many_connections). */
-    maxSocketsPerAddress: z.coerce.number().int().positive(),
-  }),
-  demo: booleanLike,
-  /**
-   * GET / shows a page with the chat widget on one account (the first one, unless named): what
-   * a newcomer sees after the first `npm start`. Off in production, where / answers 404.
-   */
-  demoPage: z.object({
-    enabled: booleanLike,
-    /** The identification of the account the page uses; unset: the oldest account. */
-    account: z.string().min(1).optional(),
-  }),
-  metrics: z
-    .object({
-      /** Set: GET /metrics needs `Authorization: Bearer <token>`. Unset (the default): /metrics is open. */
-      token: z.string().min(16, 'must be at least 16 characters').optional(),
-    })
-    .default({}),
-});
+    /** Pushes to app devices (docs/push.md); the rest of their engine is the webhooks'. */
+    push: z.object({
+      /** Where FCM access tokens are asked for (JWT bearer grant). */
+      fcmTokenUrl: z.string().url(),
+      /** Base of FCM's send endpoint: {fcmSendUrl}/v1/projects/{project}/messages:send. */
+      fcmSendUrl: z.string().url(),
+    }),
+    client: z.object({
+      /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
+      typingTimeoutMs: z.coerce.number().int().positive(),
+      /** Upload caps per kind of file (media/types.ts says which types are of which kind). */
+      mediaMaxBytes: z.object({
+        image: z.coerce.number().int().positive(),
+        document: z.coerce.number().int().positive(),
+        audio: z.coerce.number().int().positive(),
+        video: z.coerce.number().int().positive(),
+      }),
+      /** The longest a registered user's authorization header may be valid for, from now. */
+      authorizationMaxLifetimeSeconds: z.coerce.number().int().positive(),
+      /** How long a rotated-out authorization secret still verifies users' headers. */
+      authorizationSecretGraceSeconds: z.coerce.number().int().nonnegative(),
+      /** How long browsers may keep a CORS preflight answer. */
+      corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
+      /** Writes per device (messages, uploads, events, registrations) per window. */
+      rateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** The same writes per client address (every device and account behind it together) per window. */
+      addressRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** Open sockets per client address on one node; more are refused (too_many_connections). */
+      maxSocketsPerAddress: z.coerce.number().int().positive(),
+    }),
+    demo: booleanLike,
+    /**
+     * GET / shows a page with the chat widget on one account (the first one, unless named): what
+     * a newcomer sees after the first `npm start`. Off in production, where / answers 404.
+     */
+    demoPage: z.object({
+      enabled: booleanLike,
+      /** The identification of the account the page uses; unset: the oldest account. */
+      account: z.string().min(1).optional(),
+    }),
+    metrics: z
+      .object({
+        /** Set: GET /metrics needs `Authorization: Bearer <token>`. Unset (the default): /metrics is open. */
+        token: z.string().min(16, 'must be at least 16 characters').optional(),
+      })
+      .default({}),
+  })
+  .superRefine((config, ctx) => {
+    // A lower cost is for the tests' speed; in production it would make stolen hashes cheap to crack.
+    if (config.env === 'production' && config.security.passwordHashCost < DEFAULT_HASH_COST) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['security', 'passwordHashCost'],
+        message: `must be at least ${DEFAULT_HASH_COST} in production`,
+      });
+    }
+  });
 
 export type Config = z.infer<typeof schema>;
 
@@ -172,6 +210,8 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_DEMO_PAGE', ['demoPage', 'enabled']],
   ['PALAVER_DEMO_PAGE_ACCOUNT', ['demoPage', 'account']],
   ['PALAVER_METRICS_TOKEN', ['metrics', 'token']],
+  ['PALAVER_PUBLIC_URL', ['publicUrl']],
+  ['PALAVER_PASSWORD_HASH_COST', ['security', 'passwordHashCost']],
 ];
 
 export class ConfigError extends Error {

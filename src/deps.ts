@@ -44,6 +44,8 @@ export interface AppDeps {
   loginLimiter: RateLimiterAbstract;
   /** Admin logins per client address. */
   loginAddressLimiter: RateLimiterAbstract;
+  /** Two-factor codes per operator (sign-in, enrolment, turning it off). */
+  twoFactorLimiter: RateLimiterAbstract;
   /** Whose X-Forwarded-For is believed: the client address of requests and socket handshakes. */
   trustedProxies: TrustedProxies;
 }

@@ -123,6 +123,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       addressWriteLimiter,
       loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis, redisFallback),
       loginAddressLimiter: createLimiter('login-addresses', config.admin.loginAddressRateLimit, redis, redisFallback),
+      twoFactorLimiter: createLimiter('two-factor', config.admin.twoFactorRateLimit, redis, redisFallback),
       trustedProxies,
       realtime,
     };

@@ -5,6 +5,8 @@ import { unauthorized } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { loginBody } from './schema.ts';
+import { presentLogin } from '../../presenters/operator.ts';
+import { loginOptions } from './sign-in.ts';
 
 export function loginRoutes(router: AppRouter): void {
   router.post('/login', async (ctx) => {
@@ -14,9 +16,9 @@ export function loginRoutes(router: AppRouter): void {
     // address trusted proxies vouch for (addresses.ts), never a client's own X-Forwarded-For.
     await consumeOrRefuse(ctx.deps.loginAddressLimiter, ctx.ip);
     await consumeOrRefuse(ctx.deps.loginLimiter, normalizeEmail(body.email));
-    const session = await login(ctx.deps.db.orm.em, body.email, body.password, ctx.deps.config.admin.sessionTtlSeconds);
+    const session = await login(ctx.deps.db.orm.em, body.email, body.password, loginOptions(ctx));
     if (!session) throw unauthorized('invalid_credentials');
     if (session === 'disabled') throw unauthorized('operator_disabled');
-    respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
+    respond(ctx, { data: presentLogin(session) });
   });
 }

@@ -6,6 +6,7 @@ import { Migration20261220000000_push } from './Migration20261220000000_push.ts'
 import { Migration20261228000000_operator_disabled } from './Migration20261228000000_operator_disabled.ts';
 import { Migration20261230000000_delivery_attempts } from './Migration20261230000000_delivery_attempts.ts';
 import { Migration20261231000000_authorization_secret_rotation } from './Migration20261231000000_authorization_secret_rotation.ts';
+import { Migration20270105000000_operator_accounts } from './Migration20270105000000_operator_accounts.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -17,4 +18,5 @@ export const migrationsList = [
   { name: 'Migration20261228000000_operator_disabled', class: Migration20261228000000_operator_disabled },
   { name: 'Migration20261230000000_delivery_attempts', class: Migration20261230000000_delivery_attempts },
   { name: 'Migration20261231000000_authorization_secret_rotation', class: Migration20261231000000_authorization_secret_rotation },
+  { name: 'Migration20270105000000_operator_accounts', class: Migration20270105000000_operator_accounts },
 ];
