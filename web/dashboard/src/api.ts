@@ -45,7 +45,18 @@ const WORDS: Record<string, string> = {
   too_many_requests: 'Too many attempts. Wait a little and try again.',
   no_webhook_url: 'This Service has no webhook URL.',
   delivery_not_dead: 'This delivery is not dead any more.',
+  invalid_code: 'That code is not right (or was used already). Try the next code of your authenticator app.',
+  invalid_challenge: 'This sign-in took too long. Start again with your email and password.',
+  invalid_reset_token: 'This reset link has expired or was used already. Ask for a new one.',
+  wrong_password: 'Your current password is not right.',
+  two_factor_not_enabled: 'Set up two-factor sign-in for yourself first (Your account).',
+  two_factor_already_enabled: 'Two-factor sign-in is on already.',
+  two_factor_not_enrolling: 'Start the set-up again: no code is awaited.',
+  session_not_found: 'That session has ended already.',
 };
+
+/** Calls that need no session: their 401 is an answer to show, not a sign-out. */
+const OPEN_PATHS = new Set(['/login', '/login/two-factor', '/password-reset']);
 
 function describe(status: number, notifications: Notification[]): string {
   const first = notifications.find((n) => n.type === 'error') ?? notifications[0];
@@ -70,7 +81,7 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 
 /** The error of a refused call; a refused token also ends the page's session. */
 function refusal(response: Response, path: string, envelope: Envelope<unknown> | null): ApiError {
-  if (response.status === 401 && path !== '/login') {
+  if (response.status === 401 && !OPEN_PATHS.has(path)) {
     session.clear();
     onSignedOut();
   }
