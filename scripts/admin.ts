@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAccount, findAccountOverview } from '../src/tenancy/accounts.ts';
 import { createOperator, normalizeEmail } from '../src/tenancy/operators.ts';
 import { createPasswordReset, passwordResetUrl } from '../src/tenancy/password-resets.ts';
+import { removeTwoFactor } from '../src/tenancy/two-factor.ts';
 import { newPassword } from '../src/security/password-policy.ts';
 import { isPermission, type Grant } from '../src/tenancy/permissions.ts';
 import {
@@ -45,6 +46,9 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   operator:reset-password --email EMAIL
                   (a one-time link that sets a new password, printed once; no email is sent.
                   Links start with PALAVER_PUBLIC_URL, or http://localhost:<port>)
+  operator:two-factor-off --email EMAIL
+                  (for an operator who lost their authenticator and recovery codes: two-factor
+                  sign-in off, their sessions ended)
 
 Uses DATABASE_URL, or the embedded database under PALAVER_DATA_DIR (stop the server first:
 the embedded database opens in one process at a time).`;
@@ -180,6 +184,13 @@ const commands: Record<string, Command> = {
     if (!reset) throw new UsageError(`no operator has the email ${email}`);
     const baseUrl = config.publicUrl ?? `http://localhost:${config.port || 3000}`;
     return { operator: operator.email, url: passwordResetUrl(baseUrl, reset.token), expiresAt: reset.expiresAt.toISOString() };
+  },
+
+  'operator:two-factor-off': async (em, values) => {
+    const { email } = valid(operatorEmail, { email: values.email });
+    const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
+    if (!operator || !(await removeTwoFactor(em, operator.id))) throw new UsageError(`no operator has the email ${email}`);
+    return { operator: operator.email, twoFactorEnabled: false };
   },
 };
 

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
+import { Secret, TOTP } from 'otpauth';
 import { io } from 'socket.io-client';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
@@ -111,7 +112,7 @@ describe('the server process', function () {
     expect(result.stderr).to.contain('PALAVER_PASSWORD_HASH_COST (security.passwordHashCost): must be at least 15 in production');
   });
 
-  it('makes a one-time password-reset link from the command line (npm run admin)', async () => {
+  it('makes a one-time password-reset link, and turns two-factor sign-in off, from the command line (npm run admin)', async () => {
     const email = 'forgot@example.com';
     const created = await runProcess('scripts/admin.ts', ['operator:create', '--email', email, '--password', 'the old password'], env());
     expect(created.code, created.stderr).to.equal(0);
@@ -142,7 +143,29 @@ describe('the server process', function () {
     expect(again.status, 'single use').to.equal(400);
     expect(again.body.notifications[0]?.message).to.equal('invalid_reset_token');
     expect((await api.post('/adminApi/login', { json: { email, password: 'the old password' } })).status).to.equal(401);
-    expect((await api.post('/adminApi/login', { json: { email, password: 'a brand new password' } })).status).to.equal(200);
+    const signedIn = await api.post<{ token: string }>('/adminApi/login', { json: { email, password: 'a brand new password' } });
+    expect(signedIn.status).to.equal(200);
+
+    // Lost authenticator and recovery codes: the command line turns two-factor sign-in off.
+    const sessionToken = signedIn.body.data.token;
+    const enrolment = await api.post<{ secret: string }>('/adminApi/me/two-factor', { token: sessionToken });
+    const code = new TOTP({ secret: Secret.fromBase32(enrolment.body.data.secret) }).generate();
+    expect((await api.post('/adminApi/me/two-factor/confirm', { token: sessionToken, json: { code } })).status).to.equal(200);
+    const challenged = await api.post<{ twoFactorRequired: boolean }>('/adminApi/login', {
+      json: { email, password: 'a brand new password' },
+    });
+    expect(challenged.body.data.twoFactorRequired).to.equal(true);
+    await running.stop('SIGTERM');
+    running = undefined;
+    const off = await runProcess('scripts/admin.ts', ['operator:two-factor-off', '--email', email], env());
+    expect(off.code, off.stderr).to.equal(0);
+    expect(JSON.parse(off.stdout)).to.deep.equal({ operator: email, twoFactorEnabled: false });
+    running = await startProcess(env());
+    const plain = await client(running.url).post<{ token: string }>('/adminApi/login', {
+      json: { email, password: 'a brand new password' },
+    });
+    expect(plain.body.data.token).to.match(/^pat_/);
+    expect((await client(running.url).get('/adminApi/session', { token: sessionToken })).status, 'their sessions ended').to.equal(401);
   });
 
   it('stops at start with a message naming a wrong configuration value', async () => {

@@ -182,3 +182,24 @@ export async function completeTwoFactorLogin(
     return startSession(tx, operator.id, input.ttlSeconds, from);
   });
 }
+
+/**
+ * Turns two factors off for an operator who lost both the authenticator and the recovery codes
+ * (the command line only: whoever runs it holds the database already). Their sessions and
+ * pending sign-ins end; false when there is no such operator.
+ */
+export async function removeTwoFactor(em: EntityManager, operatorId: number): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const operator = await tx.findOne(OperatorSchema, { id: operatorId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!operator) return false;
+    operator.totpSecret = null;
+    operator.totpEnabledAt = null;
+    operator.totpPendingSecret = null;
+    operator.totpLastStep = null;
+    await tx.flush();
+    await tx.nativeDelete(OperatorRecoveryCodeSchema, { operatorId });
+    await tx.nativeDelete(OperatorLoginChallengeSchema, { operatorId });
+    await endSessions(tx, operatorId);
+    return true;
+  });
+}
