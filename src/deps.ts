@@ -46,6 +46,8 @@ export interface AppDeps {
   loginAddressLimiter: RateLimiterAbstract;
   /** Failed admin logins per email, from any address (a short window: it slows, never locks out for long). */
   loginEmailLimiter: RateLimiterAbstract;
+  /** Two-factor codes per operator (sign-in, enrolment, turning it off). */
+  twoFactorLimiter: RateLimiterAbstract;
   /** Whose X-Forwarded-For is believed: the client address of requests and socket handshakes. */
   trustedProxies: TrustedProxies;
 }

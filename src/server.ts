@@ -171,6 +171,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis, redisFallback),
       loginAddressLimiter: createLimiter('login-addresses', config.admin.loginAddressRateLimit, redis, redisFallback),
       loginEmailLimiter: createLimiter('login-emails', config.admin.loginEmailRateLimit, redis, redisFallback),
+      twoFactorLimiter: createLimiter('two-factor', config.admin.twoFactorRateLimit, redis, redisFallback),
       trustedProxies,
       realtime,
     };

@@ -37,6 +37,16 @@ describe('configuration', () => {
     expect(prod.databaseUrl).to.equal('postgresql://u@db:5432/palaver');
   });
 
+  it('keeps the production password hash cost at the default or above, and lets the tests go lower', () => {
+    expect(loadConfig({ env: { NODE_ENV: 'production' } }).security.passwordHashCost).to.equal(15);
+    expect(loadConfig({ env: { NODE_ENV: 'test' } }).security.passwordHashCost).to.equal(10);
+    expect(loadConfig({ env: { NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '16' } }).security.passwordHashCost).to.equal(16);
+    expect(() => loadConfig({ env: { NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '12' } }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals(['PALAVER_PASSWORD_HASH_COST (security.passwordHashCost): must be at least 15 in production']);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ env: { NODE_ENV: 'development', DATABASE_URL: '' } }).databaseUrl).to.equal(undefined);
   });

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
+import { Secret, TOTP } from 'otpauth';
 import { io } from 'socket.io-client';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
@@ -227,6 +228,69 @@ describe('the server process', function () {
     }
   });
 
+  it('refuses to start in production with a password hash cost below the default', async () => {
+    const result = await runProcess('src/main.ts', [], { ...env(), NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '10' });
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.contain('Invalid configuration');
+    expect(result.stderr).to.contain('PALAVER_PASSWORD_HASH_COST (security.passwordHashCost): must be at least 15 in production');
+  });
+
+  it('makes a one-time password-reset link, and turns two-factor sign-in off, from the command line (npm run admin)', async () => {
+    const email = 'forgot@example.com';
+    const created = await runProcess('scripts/admin.ts', ['operator:create', '--email', email, '--password', 'the old password'], env());
+    expect(created.code, created.stderr).to.equal(0);
+    const weak = await runProcess(
+      'scripts/admin.ts',
+      ['operator:create', '--email', 'weak@example.com', '--password', 'password1234'],
+      env(),
+    );
+    expect(weak.code).to.equal(2);
+    expect(weak.stderr).to.contain('--password: is one of the most common passwords');
+
+    const reset = await runProcess('scripts/admin.ts', ['operator:reset-password', '--email', email.toUpperCase()], env());
+    expect(reset.code, reset.stderr).to.equal(0);
+    const printed = JSON.parse(reset.stdout) as { operator: string; url: string; expiresAt: string };
+    expect(printed.operator).to.equal(email);
+    expect(printed.url).to.match(/^http:\/\/localhost:\d+\/dashboard#\/reset-password\/prt_[\w-]{43}$/);
+    expect(Date.parse(printed.expiresAt)).to.be.greaterThan(Date.now());
+    const unknown = await runProcess('scripts/admin.ts', ['operator:reset-password', '--email', 'nobody@example.com'], env());
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.contain('no operator has the email nobody@example.com');
+
+    running = await startProcess(env());
+    const api = client(running.url);
+    const token = printed.url.split('/').pop();
+    const used = await api.post('/adminApi/password-reset', { json: { token, password: 'a brand new password' } });
+    expect(used.status, JSON.stringify(used.body)).to.equal(200);
+    const again = await api.post('/adminApi/password-reset', { json: { token, password: 'another new password' } });
+    expect(again.status, 'single use').to.equal(400);
+    expect(again.body.notifications[0]?.message).to.equal('invalid_reset_token');
+    expect((await api.post('/adminApi/login', { json: { email, password: 'the old password' } })).status).to.equal(401);
+    const signedIn = await api.post<{ token: string }>('/adminApi/login', { json: { email, password: 'a brand new password' } });
+    expect(signedIn.status).to.equal(200);
+
+    // Lost authenticator and recovery codes: the command line turns two-factor sign-in off.
+    const sessionToken = signedIn.body.data.token;
+    const enrolment = await api.post<{ secret: string }>('/adminApi/me/two-factor', { token: sessionToken });
+    const code = new TOTP({ secret: Secret.fromBase32(enrolment.body.data.secret) }).generate();
+    expect((await api.post('/adminApi/me/two-factor/confirm', { token: sessionToken, json: { code } })).status).to.equal(200);
+    const challenged = await api.post<{ twoFactorRequired: boolean }>('/adminApi/login', {
+      json: { email, password: 'a brand new password' },
+    });
+    expect(challenged.body.data.twoFactorRequired).to.equal(true);
+    await running.stop('SIGTERM');
+    running = undefined;
+    const off = await runProcess('scripts/admin.ts', ['operator:two-factor-off', '--email', email], env());
+    expect(off.code, off.stderr).to.equal(0);
+    expect(JSON.parse(off.stdout)).to.deep.equal({ operator: email, twoFactorEnabled: false });
+    running = await startProcess(env());
+    const plain = await client(running.url).post<{ token: string }>('/adminApi/login', {
+      json: { email, password: 'a brand new password' },
+    });
+    expect(plain.body.data.token).to.match(/^pat_/);
+    expect((await client(running.url).get('/adminApi/session', { token: sessionToken })).status, 'their sessions ended').to.equal(401);
+  });
+
   it('stops at start with a message naming a wrong configuration value', async () => {
     const result = await runProcess('src/main.ts', [], { ...env(), PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
     expect(result.code).to.equal(1);
@@ -272,7 +336,7 @@ describe('the server process', function () {
 
     const operator = await runProcess(
       'scripts/admin.ts',
-      ['operator:create', '--email', 'ops@example.com', '--password', 'long enough', '--grant', `accounts:read@${id}`],
+      ['operator:create', '--email', 'ops@example.com', '--password', 'long enough password', '--grant', `accounts:read@${id}`],
       env(),
     );
     expect(operator.code, operator.stderr).to.equal(0);
@@ -305,7 +369,7 @@ describe('the server process', function () {
     running = await startProcess(env());
     const api = client(running.url);
     const login = await api.post<{ token: string }>('/adminApi/login', {
-      json: { email: 'ops@example.com', password: 'long enough' },
+      json: { email: 'ops@example.com', password: 'long enough password' },
     });
     const shown = await api.get<{ name: string; defaultService: { name: string } }>(`/adminApi/accounts/${id}`, {
       token: login.body.data.token,

@@ -15,6 +15,7 @@ export function presentAccount(account: Account) {
     welcomeMessage: account.welcomeMessage ?? null,
     stickyMessage: account.stickyMessage ?? null,
     allowedOrigins: account.settings.allowedOrigins ?? [],
+    requireTwoFactor: account.requireTwoFactor,
     createdAt: account.createdAt.toISOString(),
   };
 }

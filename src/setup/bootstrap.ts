@@ -34,13 +34,18 @@ export const DEMO_LOGIN_FILE = 'demo-login.json';
 export async function bootstrap(em: EntityManager, config: Config, logger: Logger): Promise<DemoSetup | null> {
   const { email, password } = config.admin;
   if (email && password) {
-    const { created } = await ensureOperator(em, { email, password, grants: [{ accountId: null, permission: '*' }] });
+    const { created } = await ensureOperator(em, {
+      email,
+      password,
+      grants: [{ accountId: null, permission: '*' }],
+      hashCost: config.security.passwordHashCost,
+    });
     if (created) logger.info({ email }, 'operator created from PALAVER_ADMIN_EMAIL');
     return null;
   }
   if (!config.demo) return null;
   if ((await em.count(AccountSchema, {})) > 0) return keptDemo(config.dataDir);
-  const demo = await createDemo(em);
+  const demo = await createDemo(em, config.security.passwordHashCost);
   // Only in the data directory (mode 0600): the demo's own Service, what lets the bot start
   // with `npm run demo-bot` and no copying of secrets; and the banner, until it has been used.
   mkdirSync(config.dataDir, { recursive: true });
@@ -71,13 +76,14 @@ export function forgetDemoLogin(dataDir: string, email: string): void {
   rmSync(path.join(dataDir, DEMO_LOGIN_FILE), { force: true });
 }
 
-async function createDemo(em: EntityManager): Promise<DemoSetup> {
+async function createDemo(em: EntityManager, hashCost: number): Promise<DemoSetup> {
   const operatorEmail = 'admin@palaver.local';
   const operatorPassword = randomBytes(12).toString('base64url');
   await createOperator(em, {
     email: operatorEmail,
     password: operatorPassword,
     grants: [{ accountId: null, permission: '*' }],
+    hashCost,
   });
   const account = await createAccount(em, { name: 'Demo' });
   const created = await createService(em, account.id, { name: 'Demo Service', webhookUrl: DEMO_BOT_URL });

@@ -50,6 +50,7 @@ export interface AccountChanges {
   welcomeMessage?: string | null | undefined;
   stickyMessage?: string | null | undefined;
   allowedOrigins?: string[] | undefined;
+  requireTwoFactor?: boolean | undefined;
 }
 
 export async function updateAccount(em: EntityManager, accountId: number, changes: AccountChanges): Promise<Account | null> {
@@ -58,6 +59,7 @@ export async function updateAccount(em: EntityManager, accountId: number, change
   if (changes.name !== undefined) account.name = changes.name;
   if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
   if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
+  if (changes.requireTwoFactor !== undefined) account.requireTwoFactor = changes.requireTwoFactor;
   if (changes.allowedOrigins !== undefined)
     account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
   await em.flush();

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
+import { Secret, TOTP } from 'otpauth';
 import { Webhook } from 'standardwebhooks';
 import { useBrowser } from '../support/browser.ts';
 import { DASHBOARD_SHOTS, expectAccessible, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
@@ -935,5 +936,135 @@ describe('Operator dashboard', function () {
       .waitFor();
     await again.getByText('enabled', { exact: true }).waitFor();
     expect((await api().post('/adminApi/login', { json: target })).status).to.equal(200);
+  });
+
+  describe('operator accounts', () => {
+    /** The code an authenticator app shows for this key, `steps` periods from now. */
+    const codeFor = (key: string, steps = 0) =>
+      new TOTP({ secret: Secret.fromBase32(key), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+        timestamp: Date.now() + steps * 30_000,
+      });
+
+    it('enrols in two-factor sign-in with the QR code on Your account, then signs in with the password and a code', async () => {
+      const { page } = browser();
+      const refused: string[] = [];
+      page.on('console', (message) => {
+        if (/Content.Security.Policy/i.test(message.text())) refused.push(message.text());
+      });
+      const operator = await newOperator([]);
+      await openDashboard(page);
+      await signIn(page, operator.email, operator.password);
+      await page.getByRole('link', { name: 'Your account' }).click();
+      await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+      await screenshots(page, 'your-account');
+      await phoneShot(page, 'your-account');
+
+      await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+      const qr = page.getByRole('img', { name: 'QR code to scan with your authenticator app' });
+      await qr.waitFor();
+      // Drawn from an object URL, which the page's CSP (img-src blob:) allows: it loaded.
+      expect(await qr.getAttribute('src')).to.match(/^blob:/);
+      await until(page, `document.querySelector('img.qr').complete && document.querySelector('img.qr').naturalWidth > 0`);
+      const key = (await page.locator('.totp-secret').innerText()).replace(/\s/g, '');
+      expect(key).to.match(/^[A-Z2-7]{32}$/);
+      await screenshots(page, 'two-factor-enrol');
+      await phoneShot(page, 'two-factor-enrol');
+
+      await page.getByLabel('Code from the app').fill(codeFor(key));
+      await page.getByRole('button', { name: 'Turn on' }).click();
+      const codes = page.locator('ol.recovery-codes li');
+      await codes.first().waitFor();
+      expect(await codes.count()).to.equal(10);
+      await screenshots(page, 'two-factor-recovery-codes');
+      await page.getByRole('button', { name: 'I have kept them' }).click();
+      await page.getByText('Recovery codes left: 10.').waitFor();
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      await page.getByLabel('Email').fill(operator.email);
+      await page.getByLabel('Password').fill(operator.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // The password alone gave no session: the code is asked for.
+      await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+      await page.getByLabel('Authentication code').fill('000000' === codeFor(key, 1) ? '111111' : '000000');
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('alert').filter({ hasText: 'That code is not right' }).waitFor();
+      await screenshots(page, 'sign-in-code');
+      await phoneShot(page, 'sign-in-code');
+      await page.getByLabel('Authentication code').fill(codeFor(key, 1));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      const token = await page.evaluate<string>(`sessionStorage.getItem('palaver.dashboard.token')`);
+      const me = await api().get<{ email: string; twoFactor: { enabled: boolean } }>('/adminApi/session', { token });
+      expect(me.body.data.email).to.equal(operator.email);
+      expect(me.body.data.twoFactor.enabled).to.equal(true);
+      expect(refused, 'nothing refused by the CSP').to.deep.equal([]);
+    });
+
+    it('changes the password and ends another session from Your account', async () => {
+      const { page } = browser();
+      const operator = await newOperator([]);
+      const other = (
+        await api().post<{ token: string }>('/adminApi/login', { json: operator, headers: { 'user-agent': 'Other Browser/1.0' } })
+      ).body.data.token;
+      await openDashboard(page, '#/me');
+      await signIn(page, operator.email, operator.password);
+      const row = page.getByRole('row').filter({ hasText: 'Other Browser/1.0' });
+      await row.getByRole('button', { name: /^End the session from / }).click();
+      await page.getByRole('status').filter({ hasText: 'Session ended.' }).waitFor();
+      await row.waitFor({ state: 'detached' });
+      expect((await api().get('/adminApi/session', { token: other })).status).to.equal(401);
+
+      await page.getByLabel('Current password').fill(operator.password);
+      await page.getByLabel('New password', { exact: true }).fill('password1234');
+      await page.getByLabel('New password, again').fill('password1234');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByRole('alert').filter({ hasText: 'most common passwords' }).waitFor();
+      await page.getByLabel('New password', { exact: true }).fill('a better password, longer');
+      await page.getByLabel('New password, again').fill('a better password, longer');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor();
+      expect(
+        (await api().post('/adminApi/login', { json: { email: operator.email, password: 'a better password, longer' } })).status,
+      ).to.equal(200);
+    });
+
+    it('makes a password-reset link on the operators page, shown once, that sets a new password', async () => {
+      const { page } = browser();
+      const target = await newOperator([]);
+      const theirToken = (await api().post<{ token: string }>('/adminApi/login', { json: target })).body.data.token;
+      await openDashboard(page, '#/operators');
+      await signIn(page);
+      const row = page.getByRole('row').filter({ hasText: target.email });
+      await row.getByRole('button', { name: `Password-reset link for ${target.email}` }).click();
+      const link = await page.getByLabel('Password-reset link', { exact: true }).inputValue();
+      expect(link).to.match(new RegExp(`^${sharedServer().url}/dashboard#/reset-password/prt_`));
+      await page.getByText('Palaver sends no email').waitFor();
+      await screenshots(page, 'operators-reset-link');
+      await phoneShot(page, 'operators-reset-link');
+
+      await row.getByRole('button', { name: `End sessions of ${target.email}` }).click();
+      await page.getByRole('dialog', { name: 'End sessions' }).getByRole('button', { name: 'End sessions' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `1 session of ${target.email} ended.` })
+        .waitFor();
+      expect((await api().get('/adminApi/session', { token: theirToken })).status).to.equal(401);
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      await page.goto(link);
+      await page.getByRole('heading', { name: 'Set a new password' }).waitFor();
+      await screenshots(page, 'reset-password');
+      await phoneShot(page, 'reset-password');
+      await page.getByLabel('New password', { exact: true }).fill('set from the link');
+      await page.getByLabel('New password, again').fill('set from the link');
+      await page.getByRole('button', { name: 'Set password' }).click();
+      await page.getByRole('status').filter({ hasText: 'Password set. Sign in with it.' }).waitFor();
+      expect(new URL(page.url()).hash).to.equal('');
+      await signIn(page, target.email, 'set from the link');
+    });
   });
 });

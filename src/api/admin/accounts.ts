@@ -3,7 +3,7 @@ import { createService } from '../../tenancy/services.ts';
 import { changeDefaultService } from '../../tenancy/default-service.ts';
 import { AccountSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
-import { notFound } from '../../errors.ts';
+import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview, presentAuthorizationSecret, presentCreatedAccount } from '../../presenters/account.ts';
@@ -37,6 +37,8 @@ export function accountRoutes(router: AppRouter): void {
     const { accountId } = parseParams(ctx, accountIdParams);
     authorize(ctx, 'PATCH /accounts/:accountId', accountId);
     const body = parseBody(ctx, updateAccountBody);
+    // Requiring a second factor without one would withhold the operator's own grants at once.
+    if (body.requireTwoFactor && !ctx.state.operator?.twoFactorEnabled) throw conflict('two_factor_not_enabled');
     const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
     if (!account) throw notFound('account_not_found');
     respond(ctx, { data: presentAccount(account) });

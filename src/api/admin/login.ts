@@ -6,6 +6,8 @@ import { unauthorized } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { loginBody } from './schema.ts';
+import { presentLogin } from '../../presenters/operator.ts';
+import { loginOptions } from './sign-in.ts';
 
 export function loginRoutes(router: AppRouter): void {
   router.post('/login', async (ctx) => {
@@ -23,7 +25,7 @@ export function loginRoutes(router: AppRouter): void {
       [ctx.deps.loginAddressLimiter, ctx.ip],
       [ctx.deps.loginEmailLimiter, email],
     ]);
-    const session = await login(ctx.deps.db.orm.em, body.email, body.password, ctx.deps.config.admin.sessionTtlSeconds);
+    const session = await login(ctx.deps.db.orm.em, body.email, body.password, loginOptions(ctx));
     if (!session) throw unauthorized('invalid_credentials');
     // The right password never counts, and starts the pair's count over.
     await taken.giveBack();
@@ -31,6 +33,6 @@ export function loginRoutes(router: AppRouter): void {
     if (session === 'disabled') throw unauthorized('operator_disabled');
     // Its password is known now: the demo's banner is not shown again.
     if (ctx.deps.config.demo) forgetDemoLogin(ctx.deps.config.dataDir, email);
-    respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
+    respond(ctx, { data: presentLogin(session) });
   });
 }

@@ -32,10 +32,18 @@ const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, per
  */
 const SENDS_CONTENT: Permission = 'conversations:read';
 
-/** `METHOD path` under /adminApi → its rule. POST /login is open and not listed. */
+/** `METHOD path` under /adminApi → its rule. POST /login, /login/two-factor and /password-reset are open and not listed. */
 export const ADMIN_POLICY = {
   'GET /session': rule('session'),
   'DELETE /session': rule('session'),
+  // The operator's own account: only their own password, second factor and sessions.
+  'PUT /me/password': rule('session'),
+  'GET /me/sessions': rule('session'),
+  'DELETE /me/sessions/:sessionId': rule('session'),
+  'POST /me/two-factor': rule('session'),
+  'POST /me/two-factor/confirm': rule('session'),
+  'POST /me/two-factor/recovery-codes': rule('session'),
+  'POST /me/two-factor/disable': rule('session'),
   // One's own display name and avatar.
   'PATCH /session': rule('session'),
   'GET /accounts': rule('listing', 'accounts:read'),
@@ -90,6 +98,11 @@ export const ADMIN_POLICY = {
   'POST /operators': rule('everywhere', 'operators:manage'),
   'PUT /operators/:operatorId/grants': rule('everywhere', 'operators:manage'),
   'PUT /operators/:operatorId/disabled': rule('everywhere', 'operators:manage'),
+  // The link sets the operator's password: as much as making an operator.
+  'POST /operators/:operatorId/password-reset': rule('everywhere', 'operators:manage'),
+  'GET /operators/:operatorId/sessions': rule('everywhere', 'operators:manage'),
+  'DELETE /operators/:operatorId/sessions': rule('everywhere', 'operators:manage'),
+  'DELETE /operators/:operatorId/sessions/:sessionId': rule('everywhere', 'operators:manage'),
   // Webhook payloads hold message text and user information: the conversation itself.
   'GET /services/:serviceId/deliveries': rule('record', 'deliveries:read', 'conversations:read'),
   // Counts only, no payload: the conversation is not read.

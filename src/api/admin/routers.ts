@@ -13,13 +13,17 @@ import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
 import { sessionRoutes } from './session.ts';
+import { meRoutes } from './me.ts';
+import { signInRoutes } from './sign-in.ts';
 import { testEventRoutes } from './test-event.ts';
 
 export function adminRouter(): AppRouter {
   const router: AppRouter = new Router<AppState, AppContextExtras>({ prefix: '/adminApi' });
   loginRoutes(router);
+  signInRoutes(router);
   router.use(requireOperator());
   sessionRoutes(router);
+  meRoutes(router);
   accountRoutes(router);
   serviceRoutes(router);
   keyRoutes(router);

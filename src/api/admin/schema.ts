@@ -4,6 +4,7 @@ import type { ActivityCursor } from '../../conversations/by-activity.ts';
 import type { InboxCursor } from '../../conversations/inbox.ts';
 import { isPermission } from '../../tenancy/permissions.ts';
 import { RICH_LIMITS } from '../service/schema.ts';
+import { newPassword } from '../../security/password-policy.ts';
 
 export const loginBody = z.object({
   email: z.string().email(),
@@ -115,9 +116,14 @@ export const updateAccountBody = z
     stickyMessage: z.string().max(2000).nullable().optional(),
     /** Pages that may call the Client API from a browser; empty: any origin. */
     allowedOrigins: z.array(webOrigin).max(100).optional(),
+    /** Every operator with grants on the account must sign in with two factors to use them. */
+    requireTwoFactor: z.boolean().optional(),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins');
+  .refine(
+    (body) => Object.keys(body).length > 0,
+    'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins, requireTwoFactor',
+  );
 
 export const usersQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -153,9 +159,23 @@ const grant = z.object({
 
 export const createOperatorBody = z.object({
   email: z.string().email().max(320),
-  password: z.string().min(8).max(1024),
+  password: newPassword,
   grants: z.array(grant).max(100),
 });
+
+export const twoFactorLoginBody = z.object({
+  challenge: z.string().min(1).max(200),
+  /** Six digits from the authenticator, or a recovery code. */
+  code: z.string().trim().min(1).max(64),
+});
+
+export const passwordResetBody = z.object({ token: z.string().min(1).max(200), password: newPassword });
+
+export const changePasswordBody = z.object({ currentPassword: z.string().min(1).max(1024), newPassword });
+
+export const twoFactorCodeBody = z.object({ code: z.string().trim().min(1).max(64) });
+
+export const sessionIdParams = z.object({ sessionId: z.coerce.number().int().positive().max(2_147_483_647) });
 
 export const grantsBody = z.object({ grants: z.array(grant).max(100) });
 
@@ -164,6 +184,8 @@ export const operatorIdParams = z.object({
 });
 
 export const operatorDisabledBody = z.object({ disabled: z.boolean() });
+
+export const operatorSessionParams = operatorIdParams.extend(sessionIdParams.shape);
 
 export const pushKindParams = z.object({
   accountId: z.coerce.number().int().positive(),

@@ -1,6 +1,7 @@
 // The signed-in operator's own session: who they are and what they may do (the dashboard
 // disables what the grants do not allow), and signing out.
 import { endSession, updateProfile } from '../../tenancy/operators.ts';
+import { countRecoveryCodes } from '../../tenancy/two-factor.ts';
 import { parseBody } from '../../http/validate.ts';
 import { notFound } from '../../errors.ts';
 import { profileBody } from './schema.ts';
@@ -16,11 +17,13 @@ function operatorOf(ctx: AppContext) {
 }
 
 export function sessionRoutes(router: AppRouter): void {
-  router.get('/session', (ctx) => {
+  router.get('/session', async (ctx) => {
     authorize(ctx, 'GET /session');
     // What the server allows that the dashboard tells while a setting is typed.
     const server = { privateWebhookAddresses: ctx.deps.config.webhooks.allowPrivate };
-    respond(ctx, { data: { ...presentSignedIn(operatorOf(ctx)), server } });
+    const operator = operatorOf(ctx);
+    const recoveryCodesLeft = operator.twoFactorEnabled ? await countRecoveryCodes(ctx.deps.db.orm.em, operator.id) : 0;
+    respond(ctx, { data: { ...presentSignedIn(operator, recoveryCodesLeft), server } });
   });
 
   // The operator's own display name and avatar, which their answers carry to customers.
@@ -31,7 +34,8 @@ export function sessionRoutes(router: AppRouter): void {
     const updated = await updateProfile(ctx.deps.db.orm.em, me.id, body);
     if (!updated) throw notFound('operator_not_found');
     const signedIn = { ...me, displayName: updated.displayName ?? null, avatarUrl: updated.avatarUrl ?? null };
-    respond(ctx, { data: presentSignedIn(signedIn) });
+    const recoveryCodesLeft = me.twoFactorEnabled ? await countRecoveryCodes(ctx.deps.db.orm.em, me.id) : 0;
+    respond(ctx, { data: presentSignedIn(signedIn, recoveryCodesLeft) });
   });
 
   router.delete('/session', async (ctx) => {

@@ -16,6 +16,13 @@ export const OperatorSchema = defineEntity({
     displayName: p.string().nullable(),
     /** An https URL, shown as the agent's avatar. */
     avatarUrl: p.text().nullable(),
+    /** The TOTP secret (base32) of an enrolled authenticator; set with totpEnabledAt. */
+    totpSecret: p.string().nullable(),
+    totpEnabledAt: p.datetime().nullable(),
+    /** A secret shown for enrolment, not yet confirmed with a code. */
+    totpPendingSecret: p.string().nullable(),
+    /** The time step of the last code accepted: a code is good once (RFC 6238 section 5.2). */
+    totpLastStep: p.integer().nullable(),
   }),
 });
 

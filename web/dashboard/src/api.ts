@@ -47,7 +47,18 @@ const WORDS: Record<string, string> = {
   too_many_requests: 'Too many attempts. Wait a little and try again.',
   no_webhook_url: 'This Service has no webhook URL.',
   delivery_not_dead: 'This delivery is not dead any more.',
+  invalid_code: 'That code is not right (or was used already). Try the next code of your authenticator app.',
+  invalid_challenge: 'This sign-in took too long. Start again with your email and password.',
+  invalid_reset_token: 'This reset link has expired or was used already. Ask for a new one.',
+  wrong_password: 'Your current password is not right.',
+  two_factor_not_enabled: 'Set up two-factor sign-in for yourself first (Your account).',
+  two_factor_already_enabled: 'Two-factor sign-in is on already.',
+  two_factor_not_enrolling: 'Start the set-up again: no code is awaited.',
+  session_not_found: 'That session has ended already.',
 };
+
+/** Calls that need no session: their 401 is an answer to show, not a sign-out. */
+const OPEN_PATHS = new Set(['/login', '/login/two-factor', '/password-reset']);
 
 /** "45 seconds", "15 minutes": how long a Retry-After asks to wait, rounded up. */
 export function waitFor(seconds: number): string {
@@ -88,7 +99,7 @@ export function sessionEnded(): void {
 
 /** The error of a refused call; a refused token also ends the page's session. */
 function refusal(response: Response, path: string, envelope: Envelope<unknown> | null): ApiError {
-  if (response.status === 401 && path !== '/login') sessionEnded();
+  if (response.status === 401 && !OPEN_PATHS.has(path)) sessionEnded();
   const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
   return new ApiError(response.status, envelope?.notifications ?? [], Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : null);
 }

@@ -11,7 +11,8 @@ import { conversationsPage } from './pages/conversations.ts';
 import { inboxPage } from './pages/inbox.ts';
 import { operatorsPage } from './pages/operators.ts';
 import { servicePage } from './pages/service.ts';
-import { signInPage } from './pages/sign-in.ts';
+import { resetPasswordPage, signInPage } from './pages/sign-in.ts';
+import { mePage } from './pages/me.ts';
 import { can } from './permissions.ts';
 import { errorText } from './ui.ts';
 
@@ -20,6 +21,8 @@ export interface PageContext {
   me: Me;
   /** Runs when the page is left (live listeners, timers). */
   onLeave(cleanup: () => void): void;
+  /** Reads the session again and redraws (the grants change when two-factor sign-in is turned on). */
+  refresh(): Promise<void>;
 }
 
 type Page = (ctx: PageContext, ...params: number[]) => Promise<void>;
@@ -33,7 +36,11 @@ const ROUTES: Array<[RegExp, Page]> = [
   [/^#\/accounts\/(\d+)\/inbox$/, inboxPage],
   [/^#\/accounts\/(\d+)\/inbox\/(\d+)$/, inboxPage],
   [/^#\/operators$/, operatorsPage],
+  [/^#\/me$/, mePage],
 ];
+
+/** A reset link's page: served before, and without, any session. */
+const RESET = /^#\/reset-password\/([\w-]+)$/;
 
 const root = document.getElementById('app') as HTMLElement;
 let me: Me | null = null;
@@ -67,6 +74,7 @@ function layout(operator: Me): HTMLElement {
   });
   const links: Array<[string, string]> = [['#/accounts', 'Accounts']];
   if (can(operator.grants, 'operators:manage', null)) links.push(['#/operators', 'Operators']);
+  links.push(['#/me', 'Your account']);
   const header = h(
     'header',
     { class: 'top' },
@@ -87,7 +95,19 @@ function layout(operator: Me): HTMLElement {
     h('span', { class: 'who' }, operator.email),
     signOut,
   );
-  show(root, header, main);
+  // Grants withheld until the operator enrols: said on every page, with the way to fix it.
+  const required = operator.twoFactor.requiredBy;
+  const banner =
+    required.length > 0 && !operator.twoFactor.enabled
+      ? h(
+          'p',
+          { class: 'banner', role: 'alert' },
+          `Account${required.length > 1 ? 's' : ''} ${required.join(', ')} require${required.length > 1 ? '' : 's'} two-factor sign-in: your grants there are unused until you `,
+          h('a', { href: '#/me' }, 'set it up on Your account'),
+          '.',
+        )
+      : null;
+  show(root, header, banner, main);
   return main;
 }
 
@@ -115,20 +135,42 @@ async function route(): Promise<void> {
     .filter((p) => p !== undefined)
     .map(Number);
   try {
-    await page({ main, me, onLeave: (cleanup) => leaving.push(cleanup) }, ...params);
+    await page({ main, me, onLeave: (cleanup) => leaving.push(cleanup), refresh: start }, ...params);
   } catch (err) {
     show(main, h('h1', {}, 'Something went wrong'), h('p', { role: 'alert', class: 'status error' }, errorText(err)));
   }
 }
 
+function signIn(notice?: string): void {
+  signInPage(
+    root,
+    async (token) => {
+      session.set(token);
+      if (RESET.test(location.hash)) location.hash = '';
+      await start();
+    },
+    notice,
+  );
+}
+
 async function start(): Promise<void> {
+  const reset = RESET.exec(location.hash);
+  if (reset?.[1]) {
+    // Whoever opens a reset link sets that operator's password; a session open in this tab ends.
+    if (session.token) await api.delete('/session').catch(() => undefined);
+    session.clear();
+    disconnectLive();
+    me = null;
+    resetPasswordPage(root, reset[1], () => {
+      history.replaceState(null, '', location.pathname);
+      signIn('Password set. Sign in with it.');
+    });
+    return;
+  }
   me = await signedIn();
   if (!me) {
     session.clear();
-    signInPage(root, async (token) => {
-      session.set(token);
-      await start();
-    });
+    signIn();
     return;
   }
   connectLive(session.token ?? '');
@@ -141,5 +183,5 @@ whenSignedOut(() => {
   disconnectLive();
   void start();
 });
-window.addEventListener('hashchange', () => void route());
+window.addEventListener('hashchange', () => void (RESET.test(location.hash) ? start() : route()));
 void start();

@@ -52,6 +52,13 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
   sticky.value = account.stickyMessage ?? '';
   const origins = h('textarea', { name: 'allowedOrigins', rows: 3, disabled: !editable, spellcheck: 'false' });
   origins.value = account.allowedOrigins.join('\n');
+  const requireTwoFactor = h('input', {
+    type: 'checkbox',
+    name: 'requireTwoFactor',
+    checked: account.requireTwoFactor,
+    disabled: !editable,
+    'aria-describedby': 'require-two-factor-hint',
+  });
   const button = h('button', { type: 'submit', disabled: !editable }, 'Save settings');
   const status = statusLine();
   const form = h(
@@ -62,6 +69,16 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
     field('Welcome message', welcome, 'Shown to a user before their first message.'),
     field('Sticky message', sticky, 'Shown above every conversation.'),
     field('Allowed widget origins', origins, 'One origin per line, such as https://shop.example. Empty: any origin.'),
+    h(
+      'div',
+      { class: 'field check' },
+      h('label', {}, requireTwoFactor, ' Require two-factor sign-in'),
+      h(
+        'p',
+        { class: 'hint', id: 'require-two-factor-hint' },
+        'Operators with grants on this account use them only once they sign in with a code from an authenticator app. Turn it on for yourself first (Your account).',
+      ),
+    ),
     button,
     editable ? null : h('p', { class: 'hint' }, 'You need the accounts:edit permission to change these.'),
     status,
@@ -75,7 +92,10 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
         welcomeMessage: text(welcome),
         stickyMessage: text(sticky),
         allowedOrigins: origins.value.split(/\s+/).filter((o) => o !== ''),
+        // Sent only when changed: the server refuses turning it on for an operator without it.
+        ...(requireTwoFactor.checked !== account.requireTwoFactor ? { requireTwoFactor: requireTwoFactor.checked } : {}),
       });
+      account.requireTwoFactor = requireTwoFactor.checked;
       say(status, 'Settings saved.');
     });
   });
