@@ -1,4 +1,4 @@
-// One log line per failed attempt of a delivery (webhook or push): info while it will be
+// One log line per failed attempt of a delivery (webhook, push or email): info while it will be
 // retried, warn when the delivery dies. Ids, the attempt's number, status and error only: no
 // stack (an answer or a refused connection is not a fault of ours) and no payload.
 import type { Logger } from '../logger.ts';
@@ -13,15 +13,20 @@ export interface FailedAttempt {
 
 export function logFailedAttempt(logger: Logger, delivery: ClaimedDelivery, failed: FailedAttempt): void {
   const push = delivery.deviceId !== null;
+  const email = delivery.deviceId === null && delivery.serviceId === null;
   const line = {
-    ...(push ? { deviceId: delivery.deviceId } : { serviceId: delivery.serviceId }),
+    ...(delivery.deviceId !== null
+      ? { deviceId: delivery.deviceId }
+      : delivery.serviceId === null
+        ? { userId: delivery.userId }
+        : { serviceId: delivery.serviceId }),
     deliveryId: delivery.id,
     // The claim counted this attempt already.
     attempt: delivery.attempts,
     status: failed.status,
     error: failed.error,
   };
-  const what = push ? 'push' : 'webhook';
+  const what = push ? 'push' : email ? 'email' : 'webhook';
   if (failed.nextAttemptAt === null) logger.warn(line, `${what} attempt failed; delivery dead`);
   else logger.info({ ...line, nextAttemptAt: failed.nextAttemptAt.toISOString() }, `${what} attempt failed; will retry`);
 }

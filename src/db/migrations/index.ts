@@ -7,6 +7,7 @@ import { Migration20261228000000_operator_disabled } from './Migration2026122800
 import { Migration20261230000000_delivery_attempts } from './Migration20261230000000_delivery_attempts.ts';
 import { Migration20261231000000_authorization_secret_rotation } from './Migration20261231000000_authorization_secret_rotation.ts';
 import { Migration20270101000000_media_device } from './Migration20270101000000_media_device.ts';
+import { Migration20270110000000_contact_email } from './Migration20270110000000_contact_email.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -19,4 +20,5 @@ export const migrationsList = [
   { name: 'Migration20261230000000_delivery_attempts', class: Migration20261230000000_delivery_attempts },
   { name: 'Migration20261231000000_authorization_secret_rotation', class: Migration20261231000000_authorization_secret_rotation },
   { name: 'Migration20270101000000_media_device', class: Migration20270101000000_media_device },
+  { name: 'Migration20270110000000_contact_email', class: Migration20270110000000_contact_email },
 ];
