@@ -180,6 +180,17 @@ describe('answers by email', function () {
     expect(listed.body.data.find((u) => u.id === c.userId)?.contact).to.include({ email: 'ann.de.vries@example.com' });
   });
 
+  it('carries the contact details of an anonymous visitor to the customer they sign in as', async () => {
+    const c = await customer({ email: 'visitor@example.com', name: 'Vera', language: 'nl' });
+    c.widget.signIn(`customer-${Math.random().toString(36).slice(2)}`);
+    const signedIn = await c.widget.register({ type: 3 });
+    expect(signedIn.status, signedIn.text).to.equal(200);
+    const userId = signedIn.body.data.userId;
+    expect(userId).not.to.equal(c.userId);
+    const seen = await api.get<{ contact: Record<string, unknown> }>(`/users/${userId}`, { token: c.service.apiKey });
+    expect(seen.body.data.contact).to.include({ email: 'visitor@example.com', name: 'Vera', language: 'nl', source: 'client' });
+  });
+
   it('emails an unseen answer: headers, Message-ID of the delivery, text and HTML parts, links that work without a login', async () => {
     const c = await customer({ email: 'bram@example.com', name: 'Bram' });
     const mediaId = await c.upload(PNG, 'image/png', 'route.png');
