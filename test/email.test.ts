@@ -64,6 +64,7 @@ describe('answers by email', function () {
   beforeEach(() => {
     smtp.received.length = 0;
     smtp.dropAfterData = 0;
+    smtp.refused.clear();
   });
 
   /** An account, its Service, and a web visitor on a page, with these contact details. */
@@ -371,6 +372,33 @@ describe('answers by email', function () {
     expect(mails).to.have.length(2);
     expect(mails.map((m) => m.parsed.messageId)).to.deep.equal([`<${row.id}@chat.palaver.test>`, `<${row.id}@chat.palaver.test>`]);
     expect(mails[1]?.parsed.text).to.equal(mails[0]?.parsed.text);
+
+    // The operator sees both attempts of the one delivery.
+    const attempts = await api.get<Array<{ outcome: string }>>(`/adminApi/deliveries/${row.id}/attempts`, { token });
+    expect(attempts.status, attempts.text).to.equal(200);
+    expect(attempts.body.data.map((a) => a.outcome)).to.deep.equal(['retry', 'delivered']);
+  });
+
+  it('ends an email refused by the server dead, in the operator log, and sends it when the operator asks again', async () => {
+    const c = await customer();
+    smtp.refused.add(c.email);
+    await c.agentSays('Refused at first.');
+    const rows = await until('the refused email', () => emailRows(c.userId), settled);
+    expect(rows.map((r) => [r.state, r.last_status])).to.deep.equal([['dead', 550]]);
+    expect(smtp.to(c.email)).to.have.length(0);
+    const log = await api.get<Array<{ id: string; userId: number; kind: string }>>(
+      `/adminApi/accounts/${c.account.id}/email-deliveries?state=dead`,
+      { token },
+    );
+    expect(log.status, log.text).to.equal(200);
+    expect(log.body.data.map((d) => [d.id, d.userId, d.kind])).to.deep.equal([[rows[0]?.id, c.userId, 'email']]);
+
+    smtp.refused.clear();
+    const again = await api.post(`/adminApi/deliveries/${rows[0]?.id}/redeliver`, { token });
+    expect(again.status, again.text).to.equal(200);
+    const after = await until('the redelivered email', () => emailRows(c.userId), settled);
+    expect(sentRow(after).id).to.equal(rows[0]?.id);
+    expect(smtp.to(c.email)).to.have.length(1);
   });
 
   it('erases the contact details and the emails with the user', async () => {

@@ -361,6 +361,8 @@ export interface DeliveryLogEntry {
   id: string;
   serviceId: number | null;
   deviceId: number | null;
+  /** An email's user. */
+  userId: number | null;
   kind: DeliveryKind;
   state: DeliveryState;
   /** The head of its chain: pending and not ready means it waits for an earlier one. */
@@ -375,7 +377,7 @@ export interface DeliveryLogEntry {
   seq: string;
 }
 
-const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", kind, state, ready, attempts, next_attempt_at as "nextAttemptAt",
+const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", user_id as "userId", kind, state, ready, attempts, next_attempt_at as "nextAttemptAt",
   last_status as "lastStatus", last_error as "lastError", payload, created_at as "createdAt",
   delivered_at as "deliveredAt", seq`;
 
@@ -427,6 +429,20 @@ export async function listPushDeliveries(
   return em.getConnection().execute<DeliveryLogEntry[]>(
     `select ${LOG_COLUMNS} from deliveries
       where device_id in (select id from devices where account_id = ?)
+        and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
+      order by seq desc limit ?`,
+    [query.accountId, query.state ?? null, query.state ?? null, query.beforeSeq ?? null, query.beforeSeq ?? null, query.limit],
+  );
+}
+
+/** The emails to an account's users (answers by email), newest first, in pages as listDeliveries. */
+export async function listEmailDeliveries(
+  em: EntityManager,
+  query: { accountId: number; state?: DeliveryState | undefined; limit: number; beforeSeq?: number | undefined },
+): Promise<DeliveryLogEntry[]> {
+  return em.getConnection().execute<DeliveryLogEntry[]>(
+    `select ${LOG_COLUMNS} from deliveries
+      where user_id in (select id from users where account_id = ?)
         and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
       order by seq desc limit ?`,
     [query.accountId, query.state ?? null, query.state ?? null, query.beforeSeq ?? null, query.beforeSeq ?? null, query.limit],

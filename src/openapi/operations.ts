@@ -249,6 +249,14 @@ export const operations: Operation[] = [
   },
   {
     method: 'get',
+    path: '/adminApi/accounts/{accountId}/email-deliveries',
+    api: 'admin',
+    summary: "The email deliveries log: answers by email to the account's users",
+    params: admin.accountIdParams,
+    query: admin.deliveriesQuery,
+  },
+  {
+    method: 'get',
     path: '/adminApi/accounts/{accountId}/push-settings',
     api: 'admin',
     summary: 'Push settings per kind (fcm, webhook, oauthWebhook); secrets only said to be set',

@@ -15,6 +15,8 @@ export class SmtpStandIn {
   readonly received: ReceivedMail[] = [];
   /** Take the next messages whole, then drop the connection instead of answering 250. */
   dropAfterData = 0;
+  /** Addresses refused at RCPT TO with 550 (a permanent refusal). */
+  readonly refused = new Set<string>();
   private server: SMTPServer | undefined;
   port = 0;
 
@@ -29,6 +31,10 @@ export class SmtpStandIn {
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
+      onRcptTo: (address, _session, callback) => {
+        if (!this.refused.has(address.address)) return callback();
+        callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
+      },
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
