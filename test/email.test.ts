@@ -379,6 +379,35 @@ describe('answers by email', function () {
     expect(attempts.body.data.map((a) => a.outcome)).to.deep.equal(['retry', 'delivered']);
   });
 
+  it('retries the same email even when a later answer came meanwhile, and sends the later one after it', async () => {
+    const c = await customer();
+    smtp.dropAfterData = 1;
+    await c.agentSays('First, taken but unanswered.');
+    await until(
+      'the first attempt',
+      () => Promise.resolve(smtp.to(c.email).length),
+      (n) => n === 1,
+    );
+    await c.agentSays('Second, written before the retry.');
+    const rows = await until(
+      'both emails',
+      () => emailRows(c.userId),
+      (r) => settled(r) && r.length === 2,
+    );
+    expect(rows.map((r) => [r.state, r.last_status])).to.deep.equal([
+      ['delivered', 250],
+      ['delivered', 250],
+    ]);
+    const mails = smtp.to(c.email);
+    expect(mails.map((m) => m.parsed.messageId)).to.deep.equal([
+      `<${rows[0]?.id}@chat.palaver.test>`,
+      `<${rows[0]?.id}@chat.palaver.test>`,
+      `<${rows[1]?.id}@chat.palaver.test>`,
+    ]);
+    expect(mails[1]?.parsed.text).to.contain('First, taken').and.not.to.contain('Second');
+    expect(mails[2]?.parsed.text).to.contain('Second').and.not.to.contain('First, taken');
+  });
+
   it('ends an email refused by the server dead, in the operator log, and sends it when the operator asks again', async () => {
     const c = await customer();
     smtp.refused.add(c.email);

@@ -40,7 +40,7 @@ export type Composed = { kind: 'send'; burst: Burst } | { kind: 'skip'; reason: 
  * out (state delivered with SMTP status 250) is never sent again. Reads only committed rows, so
  * it needs no lock: the chain lets one email of a user be attempted at a time.
  */
-export async function composeEmail(em: EntityManager, payload: EmailPayload): Promise<Composed> {
+export async function composeEmail(em: EntityManager, payload: EmailPayload, { retry }: { retry: boolean }): Promise<Composed> {
   const { userId, throughMessageId } = payload;
   const [user] = await prepared<{
     accountId: number;
@@ -68,8 +68,10 @@ export async function composeEmail(em: EntityManager, payload: EmailPayload): Pr
   );
   if (!user || user.email === null) return { kind: 'skip', reason: 'no email address' };
   if (user.unsubscribed) return { kind: 'skip', reason: 'unsubscribed' };
-  // A later answer's email (later in this user's chain) carries the whole burst.
-  if (Number(user.newest ?? 0) > throughMessageId) return { kind: 'skip', reason: 'superseded by a later answer' };
+  // A later answer's email (later in this user's chain) carries the whole burst. Not on a retry:
+  // the server may have taken the first attempt (its reply lost), so the retry is the same email
+  // under the same Message-ID, and the later one starts after it.
+  if (!retry && Number(user.newest ?? 0) > throughMessageId) return { kind: 'skip', reason: 'superseded by a later answer' };
   const messages = await prepared<BurstMessage>(
     em,
     `select id, message, media, content, agent, created_at as "createdAt" from messages

@@ -54,7 +54,8 @@ export class EmailSender {
   }
 
   async send(em: EntityManager, delivery: ClaimedEmail): Promise<EmailOutcome> {
-    const composed = await composeEmail(em, JSON.parse(delivery.payload) as EmailPayload);
+    // `attempts` counts this one (a postponement gives its count back).
+    const composed = await composeEmail(em, JSON.parse(delivery.payload) as EmailPayload, { retry: delivery.attempts > 1 });
     if (composed.kind === 'skip') return { kind: 'skipped', status: null, error: `not sent: ${composed.reason}` };
     const { burst } = composed;
     if (await this.presence.connected(burst.userId)) {
