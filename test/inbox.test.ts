@@ -563,6 +563,52 @@ describe('team inbox: conversation state, notes, canned replies, search, views',
     expect(await ids('open')).to.deep.equal([registeredId]);
   });
 
+  it('an erasure (DELETE /adminApi/…/users/{id}) removes the team side too, the merged anonymous conversation included', async () => {
+    const secret = `erase-${Math.random().toString(36).slice(2)}`;
+    const { widget, userId: anonymousId } = await customer('before signing in');
+    const before = await api().post(`/adminApi/accounts/${account.id}/users/${anonymousId}/notes`, {
+      token,
+      json: { text: `anonymous ${secret}` },
+    });
+    expect(before.status, before.text).to.equal(201);
+    widget.signIn(`erase-customer-${secret}`);
+    const merged = await widget.register();
+    expect(merged.status, merged.text).to.equal(200);
+    const registeredId = merged.body.data.userId;
+    const after = await api().post(`/adminApi/accounts/${account.id}/users/${registeredId}/notes`, {
+      token,
+      json: { text: `registered ${secret}` },
+    });
+    expect(after.status, after.text).to.equal(201);
+    const resolved = await api().put(`/adminApi/accounts/${account.id}/users/${registeredId}/status`, {
+      token,
+      json: { status: 'resolved' },
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const db = sharedServer().deps.db.orm.em.fork().getConnection();
+    const left = async () => {
+      const [row] = await db.execute<Array<{ notes: string | number; lines: string | number; states: string | number }>>(
+        `select (select count(*) from conversation_events where text like ?) as notes,
+                (select count(*) from conversation_events where user_id in (?, ?)) as lines,
+                (select count(*) from conversation_states where user_id in (?, ?)) as states`,
+        [`%${secret}%`, anonymousId, registeredId, anonymousId, registeredId],
+      );
+      return [Number(row?.notes), Number(row?.lines), Number(row?.states)];
+    };
+    expect(await left(), 'before the erasure: two notes, a status line, one state').to.deep.equal([2, 3, 1]);
+
+    const erased = await api().delete<{ userIds: number[] }>(`/adminApi/accounts/${account.id}/users/${registeredId}`, { token });
+    expect(erased.status, erased.text).to.equal(200);
+    expect(erased.body.data.userIds).to.have.members([registeredId, anonymousId]);
+    expect(await left(), 'after it: no note, no line, no state').to.deep.equal([0, 0, 0]);
+    expect(await ids('open')).to.deep.equal([]);
+    expect(await ids('resolved')).to.deep.equal([]);
+    const timeline = await api().get(`/adminApi/accounts/${account.id}/users/${registeredId}/timeline`, { token });
+    expect(timeline.status).to.equal(404);
+    const noted = await api().post(`/adminApi/accounts/${account.id}/users/${registeredId}/notes`, { token, json: { text: 'late' } });
+    expect(noted.status).to.equal(404);
+  });
+
   it('canned replies: managed with accounts:edit, read with conversations:read, shortcuts unique per account', async () => {
     const path = `/adminApi/accounts/${account.id}/canned-replies`;
     const made = await api().post<{ id: number; shortcut: string }>(path, {
