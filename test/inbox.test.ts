@@ -529,6 +529,55 @@ describe('team inbox: conversation state, notes, canned replies, search, views',
     expect(await ids('open')).to.deep.equal([second.userId, first.userId]);
   });
 
+  it('bots pages across every bot Service, snoozed ones included; a snooze past its time is open again, in its place', async () => {
+    const customers = [];
+    for (const text of ['a', 'b', 'c', 'd', 'e']) customers.push((await customer(text)).userId);
+    const [a, b, c, d, e] = customers as [number, number, number, number, number];
+    const bots = [
+      await createService(account.id, { name: 'Bot 1', webhookUrl: null }),
+      await createService(account.id, { name: 'Bot 2', webhookUrl: null }),
+    ];
+    for (const [userId, bot] of [
+      [a, bots[0]],
+      [b, bots[1]],
+      [c, bots[0]],
+    ] as const) {
+      const moved = await api().put(`/adminApi/accounts/${account.id}/users/${userId}/owner`, {
+        token,
+        json: { serviceIdentification: bot.identification },
+      });
+      expect(moved.status, moved.text).to.equal(200);
+    }
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    for (const userId of [c, d]) {
+      const snoozed = await api().put(`/adminApi/accounts/${account.id}/users/${userId}/status`, {
+        token,
+        json: { status: 'snoozed', snoozedUntil: until },
+      });
+      expect(snoozed.status, snoozed.text).to.equal(200);
+    }
+    const walk = async (name: string) => {
+      const walked: number[] = [];
+      let after: string | null = null;
+      for (let n = 0; n < 10; n++) {
+        const page: Awaited<ReturnType<typeof view>> = await view(name, token, `&limit=1${after ? `&after=${after}` : ''}`);
+        walked.push(...page.body.data.map((r) => r.user.id));
+        after = (page.body as unknown as { paging: { after: string | null } }).paging.after;
+        if (!after) break;
+      }
+      return walked;
+    };
+    expect(await walk('bots'), 'two Services, open and snoozed, by waiting').to.deep.equal([a, b, c]);
+    expect(await walk('open'), 'd is snoozed').to.deep.equal([e]);
+    // d's snooze ends by its time: open again, before e (d has waited longer).
+    await sharedServer()
+      .deps.db.orm.em.fork()
+      .getConnection()
+      .execute(`update conversation_states set snoozed_until = now() - interval '1 minute' where user_id = ?`, [d]);
+    expect(await walk('open')).to.deep.equal([d, e]);
+    expect(await walk('unassigned')).to.deep.equal([d, e]);
+  });
+
   it('search: message text, customer identifier and additional-information values', async () => {
     const a = await customer('My parcel never arrived', 'customer-4711', { plan: 'Gold', city: 'Utrecht' });
     const b = await customer('Question about invoices');
