@@ -163,6 +163,11 @@ describe('Team inbox (two operators, a customer, a bot)', function () {
         await entry.getByText(/open · Team inbox/).waitFor();
       }
       await a.page.waitForFunction(`window.shownNotifications.includes('New message: One more question')`);
+      // The list alone on a phone.
+      await a.page.setViewportSize({ width: 390, height: 800 });
+      await a.page.screenshot({ path: `${DASHBOARD_SHOTS}/inbox-team-list-390.png`, fullPage: true });
+      await expectAccessible(a.page, 'inbox list (390 px)');
+      await a.page.setViewportSize({ width: 1280, height: 900 });
       expect(await shownNotifications(b.page)).to.not.include('New message: One more question');
       await a.page.getByRole('link', { name: /Anonymous user/ }).click();
       await a.page.getByRole('button', { name: 'Resolve', exact: true }).waitFor();
