@@ -15,20 +15,28 @@ import { startWidgetHost } from '../support/widget-host.ts';
 
 const api = () => client(sharedServer().url);
 
-/** An operator of the account with a display name and an avatar, signed in on a page of its own context. */
-async function operator(context: BrowserContext, accountId: number, displayName: string): Promise<{ page: Page; email: string }> {
+/**
+ * An operator of the account with a display name and an avatar (set through the API, or in the
+ * inbox page's form), signed in on a page of its own context.
+ */
+async function operator(
+  context: BrowserContext,
+  accountId: number,
+  displayName: string,
+  named: 'api' | 'page' = 'api',
+): Promise<{ page: Page; email: string }> {
   const grants = ['accounts:read', 'conversations:read', 'conversations:reply', 'services:edit'].map((permission) => ({
     permission,
     accountId,
   }));
   const made = await newOperator(grants);
-  const login = await api().post<{ token: string }>('/adminApi/login', { json: made });
-  expect(login.status, login.text).to.equal(200);
-  const named = await api().patch('/adminApi/session', {
-    token: login.body.data.token,
-    json: { displayName, avatarUrl: `https://cdn.example/${displayName.split(' ')[0]!.toLowerCase()}.png` },
-  });
-  expect(named.status, named.text).to.equal(200);
+  const avatarUrl = `https://cdn.example/${displayName.split(' ')[0]!.toLowerCase()}.png`;
+  if (named === 'api') {
+    const login = await api().post<{ token: string }>('/adminApi/login', { json: made });
+    expect(login.status, login.text).to.equal(200);
+    const profile = await api().patch('/adminApi/session', { token: login.body.data.token, json: { displayName, avatarUrl } });
+    expect(profile.status, profile.text).to.equal(200);
+  }
   // Desktop notifications granted, and each one recorded, so that the test can see it was shown.
   await context.grantPermissions(['notifications'], { origin: sharedServer().url });
   await context.addInitScript(`{
@@ -46,6 +54,13 @@ async function operator(context: BrowserContext, accountId: number, displayName:
   const page = await context.newPage();
   await openDashboard(page, `#/accounts/${accountId}/inbox`);
   await signIn(page, made.email, made.password);
+  if (named === 'page') {
+    await page.getByText(`Customers see you as: ${made.email.split('@')[0]!}`).click();
+    await page.getByLabel('Your name for customers').fill(displayName);
+    await page.getByLabel('Avatar (an https address)').fill(avatarUrl);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText(`Customers see you as: ${displayName}`).waitFor();
+  }
   return { page, email: made.email };
 }
 
@@ -68,7 +83,7 @@ describe('Team inbox (two operators, a customer, a bot)', function () {
     const otherContext = await context.browser()!.newContext();
     const site = await startWidgetHost(sharedServer().url, { account: account.identification, data: { title: 'Chat with Acme' } });
     try {
-      const a = await operator(context, account.id, 'Ada Lovelace');
+      const a = await operator(context, account.id, 'Ada Lovelace', 'page');
       const b = await operator(otherContext, account.id, 'Brian Kernighan');
       for (const { page } of [a, b]) {
         await page.getByRole('button', { name: 'Notify me of new messages' }).click();

@@ -9,6 +9,9 @@ export interface Me {
   email: string;
   identifier: string;
   grants: Grant[];
+  /** What customers see as the agent's name and avatar when this operator answers. */
+  displayName?: string | null;
+  avatarUrl?: string | null;
   /** What this server allows (PALAVER_WEBHOOK_ALLOW_PRIVATE). */
   server: { privateWebhookAddresses: boolean };
 }

@@ -550,6 +550,38 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
     chime();
   };
 
+  // The operator's own name and avatar, which customers see with each answer (PATCH /session).
+  const profileName = h('input', { name: 'displayName', value: ctx.me.displayName ?? '', maxlength: 255 });
+  const profileAvatar = h('input', { name: 'avatarUrl', type: 'url', value: ctx.me.avatarUrl ?? '', placeholder: 'https://…' });
+  const profileSave = h('button', { type: 'submit', class: 'secondary small' }, 'Save');
+  const profileStatus = statusLine();
+  const profileSummary = h('summary', {});
+  const drawProfileSummary = () => {
+    profileSummary.textContent = `Customers see you as: ${ctx.me.displayName ?? ctx.me.email.split('@')[0] ?? ctx.me.email}`;
+  };
+  drawProfileSummary();
+  const profileForm = h(
+    'form',
+    { class: 'row profile-form' },
+    field('Your name for customers', profileName),
+    field('Avatar (an https address)', profileAvatar),
+    profileSave,
+  );
+  profileForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void busy(profileSave, profileStatus, async () => {
+      const answer = await api.patch<{ displayName: string | null; avatarUrl: string | null }>('/session', {
+        displayName: profileName.value.trim() || null,
+        avatarUrl: profileAvatar.value.trim() || null,
+      });
+      ctx.me.displayName = answer.data.displayName;
+      ctx.me.avatarUrl = answer.data.avatarUrl;
+      drawProfileSummary();
+      say(profileStatus, 'Saved.');
+    });
+  });
+  const profile = h('details', { class: 'profile' }, profileSummary, profileForm, profileStatus);
+
   // Keys, outside a text field: move between conversations, reply, resolve.
   const move = (step: number) => {
     const links = [...list.querySelectorAll<HTMLAnchorElement>('li[data-user] a')];
@@ -608,7 +640,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
       h('a', { href: `#/accounts/${accountId}` }, account.name),
       ' / Inbox',
     ),
-    h('div', { class: 'row spread' }, h('h1', {}, 'Inbox'), notifyControl),
+    h('div', { class: 'row spread' }, h('h1', {}, 'Inbox'), h('div', { class: 'row' }, profile, notifyControl)),
     h('div', { class: `row spread list-controls${userId === undefined ? '' : ' chosen'}` }, tabs, searchForm),
     h(
       'p',
