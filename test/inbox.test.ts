@@ -129,6 +129,67 @@ describe('team inbox: the Service', function () {
   });
 });
 
+describe('team inbox: what the page shows of people', function () {
+  this.timeout(30_000);
+
+  it("names assignees and note authors, tells the customer's devices, and tells the customer's typing and chat opened only while the inbox owns it", async () => {
+    const t = await tenant();
+    const token = await adminToken();
+    const inbox = (await overview(t.account.id)).inbox as ServiceView;
+    const widget = new Widget(t.account);
+    const userId = (await widget.register({ type: 3, version: '1.0.0', referer: 'https://shop.example/tents' })).body.data.userId;
+    const operators = new OperatorSocket(token);
+    try {
+      await operators.connected();
+      // A bot owns it: the typing is the bot's webhook event, not a dashboard notice.
+      expect((await widget.call('POST', '/services/event/startTyping')).status).to.equal(200);
+      await receivedExactly(t.receiver, t.service.id, 1);
+      const toInbox = await api().put(`/adminApi/accounts/${t.account.id}/users/${userId}/owner`, {
+        token,
+        json: { serviceIdentification: inbox.identification },
+      });
+      expect(toInbox.status, toInbox.text).to.equal(200);
+      await operators.waitFor(userId, 'owner');
+      expect(operators.changes.filter((c) => c.change === 'startTyping')).to.deep.equal([]);
+
+      // The inbox owns it: notices only the dashboard hears, no delivery.
+      for (const [call, change] of [
+        ['startTyping', 'startTyping'],
+        ['stopTyping', 'stopTyping'],
+        ['ChatOpened', 'chatOpened'],
+      ] as const) {
+        expect((await widget.call('POST', `/services/event/${call}`)).status).to.equal(200);
+        await operators.waitFor(userId, change);
+      }
+      await expectOutbox({ serviceId: inbox.id }, 0, 'the inbox has no webhook');
+
+      const me = await api().get<{ id: number; email: string; displayName: string | null; avatarUrl: string | null }>('/adminApi/session', {
+        token,
+      });
+      const claimed = await api().put(`/adminApi/accounts/${t.account.id}/users/${userId}/assignee`, {
+        token,
+        json: { assigneeId: me.body.data.id, expectedAssigneeId: null },
+      });
+      expect(claimed.status, claimed.text).to.equal(200);
+      const named = { id: me.body.data.id, name: me.body.data.displayName ?? me.body.data.email, avatarUrl: me.body.data.avatarUrl };
+      const list = await api().get<unknown[]>(`/adminApi/accounts/${t.account.id}/inbox?view=open`, { token });
+      expect(list.status, list.text).to.equal(200);
+      expect((list.body as unknown as { operators: unknown[] }).operators).to.deep.equal([named]);
+      const lines = await api().get<unknown[]>(`/adminApi/accounts/${t.account.id}/users/${userId}/timeline`, { token });
+      const extra = lines.body as unknown as {
+        operators: Array<{ id: number; name: string }>;
+        devices: Array<{ type: string; version: string | null; pageAddress: string | null }>;
+      };
+      expect(extra.operators.map((o) => o.id)).to.deep.equal([named.id]);
+      expect(extra.devices).to.have.length(1);
+      expect(extra.devices[0]).to.include({ type: 'web', version: '1.0.0', pageAddress: 'https://shop.example/tents' });
+    } finally {
+      operators.close();
+      await t.receiver.close();
+    }
+  });
+});
+
 describe('team inbox: handover from a bot', function () {
   this.timeout(30_000);
   let t: Tenant;

@@ -1,20 +1,27 @@
 // Chat events from a client (typing, chat opened) as Event payloads to the owner Service, and
 // the server's own stopTyping for a client that went quiet without sending one.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
+import { AccountSchema, ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
 import type { Logger } from '../logger.ts';
+import { notify } from './notices.ts';
 import { eventPayload, type EventName } from '../presenters/webhook-payloads.ts';
 
+/** The event to the owner; when the owner is the team inbox (no webhook), a notice only the dashboard hears. */
 export async function sendEvent(em: EntityManager, account: Account, user: User, name: EventName): Promise<void> {
-  await em.transactional((tx) =>
-    enqueue(tx, {
+  await em.transactional(async (tx) => {
+    const owner = await tx.findOne(ServiceSchema, { id: user.ownerServiceId }, { fields: ['kind'] });
+    if (owner?.kind === 'inbox') {
+      notify(tx, { kind: 'inbox', userId: user.id, change: name });
+      return;
+    }
+    await enqueue(tx, {
       kind: 'event',
       payload: eventPayload(name, account, user),
       recipients: [user.ownerServiceId],
       orderingKey: user.id,
-    }),
-  );
+    });
+  });
 }
 
 /**

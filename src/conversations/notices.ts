@@ -38,8 +38,11 @@ export type Notice =
    */
   | { kind: 'inbox'; userId: number; change: InboxChange };
 
-/** What changed on the team's side of a conversation. */
-export type InboxChange = 'owner' | 'assignee' | 'status' | 'note';
+/**
+ * What changed on the team's side of a conversation; or, when the inbox owns it, the customer's
+ * typing and chat opened (what a Service would get as webhook events), nothing stored.
+ */
+export type InboxChange = 'owner' | 'assignee' | 'status' | 'note' | 'startTyping' | 'stopTyping' | 'chatOpened';
 
 /**
  * Notices about callers rather than a conversation: the device (its id) left the user for

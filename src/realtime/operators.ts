@@ -21,7 +21,7 @@ import { allows } from '../tenancy/permissions.ts';
 export interface ConversationChange {
   accountId: number;
   userId: number;
-  /** InboxChange: the owner, assignee or status changed, or a note was written (only the dashboard hears of these). */
+  /** InboxChange: the owner, assignee or status changed, a note was written, or the customer types or opened the chat while the inbox owns it (only the dashboard hears of these). */
   change: 'message' | 'agent' | 'messageStatus' | 'merged' | InboxChange;
 }
 

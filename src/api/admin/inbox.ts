@@ -5,7 +5,8 @@ import { createCannedReply, deleteCannedReply, listCannedReplies, updateCannedRe
 import { findInbox } from '../../tenancy/services.ts';
 import { allows } from '../../tenancy/permissions.ts';
 import type { AuthenticatedOperator } from '../../tenancy/operators.ts';
-import { AccountSchema, UserSchema } from '../../db/entities/index.ts';
+import { AccountSchema, DeviceSchema, OperatorSchema, UserSchema } from '../../db/entities/index.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { changeOwner } from '../../conversations/owners.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { respond } from '../../http/respond.ts';
@@ -28,6 +29,14 @@ import {
   statusBody,
   timelineQuery,
 } from './schema.ts';
+
+/** The operators an answer names (assignees, note authors), by display name or else email: the page shows people, not ids. */
+async function namedOperators(em: EntityManager, ids: Iterable<number | null>) {
+  const wanted = [...new Set([...ids].filter((id): id is number => id !== null))];
+  if (wanted.length === 0) return [];
+  const found = await em.find(OperatorSchema, { id: { $in: wanted } }, { orderBy: { id: 'asc' } });
+  return found.map((o) => ({ id: o.id, name: o.displayName ?? o.email, avatarUrl: o.avatarUrl ?? null }));
+}
 
 function signedIn(ctx: AppContext): AuthenticatedOperator {
   const operator = ctx.state.operator;
@@ -60,7 +69,13 @@ export function inboxRoutes(router: AppRouter): void {
         const user = users.get(row.state.userId);
         return user ? [presentInboxRow(user, row.state, row.unread)] : [];
       }),
-      extra: { paging: { after: page.next ? inboxCursorText(page.next) : null } },
+      extra: {
+        paging: { after: page.next ? inboxCursorText(page.next) : null },
+        operators: await namedOperators(
+          em,
+          page.rows.map((r) => r.state.assigneeId),
+        ),
+      },
     });
   });
 
@@ -75,7 +90,27 @@ export function inboxRoutes(router: AppRouter): void {
     const oldest = events.length === query.limit ? events[events.length - 1] : undefined;
     respond(ctx, {
       data: events.map(presentTimelineEvent),
-      extra: { state: presentConversationState(state), paging: { before: oldest?.id ?? null } },
+      extra: {
+        state: presentConversationState(state),
+        paging: { before: oldest?.id ?? null },
+        // Who the customer is, for the side panel: their devices (type, version, page address), newest first.
+        devices: (await em.find(DeviceSchema, { accountId, userId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 5 })).map(
+          (d) => ({
+            type: (['android', 'ios', 'web', 'generic'] as const)[d.type - 1] ?? 'generic',
+            version: d.version ?? null,
+            pageAddress: d.referer ?? null,
+            createdAt: d.createdAt.toISOString(),
+          }),
+        ),
+        operators: await namedOperators(em, [
+          state.assigneeId,
+          ...events.flatMap((e) => [
+            e.operatorId,
+            typeof e.data?.to === 'number' ? e.data.to : null,
+            typeof e.data?.from === 'number' ? e.data.from : null,
+          ]),
+        ]),
+      },
     });
   });
 

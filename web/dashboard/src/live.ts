@@ -7,8 +7,22 @@ import { sessionEnded } from './api.ts';
 export interface ConversationChange {
   accountId: number;
   userId: number;
-  /** status, assignee, owner, note: the team's side of the conversation (the team inbox). */
-  change: 'message' | 'agent' | 'messageStatus' | 'merged' | 'owner' | 'assignee' | 'status' | 'note';
+  /**
+   * status, assignee, owner, note: the team's side of the conversation (the team inbox);
+   * startTyping, stopTyping, chatOpened: the customer, while the inbox owns the conversation.
+   */
+  change:
+    | 'message'
+    | 'agent'
+    | 'messageStatus'
+    | 'merged'
+    | 'owner'
+    | 'assignee'
+    | 'status'
+    | 'note'
+    | 'startTyping'
+    | 'stopTyping'
+    | 'chatOpened';
 }
 
 export interface DeliveriesChange {

@@ -14,6 +14,9 @@ export interface Me {
    * operator to enrol (they are left out of `grants` until then).
    */
   twoFactor: { enabled: boolean; requiredBy: number[]; recoveryCodesLeft: number };
+  /** What customers see as the agent's name and avatar when this operator answers. */
+  displayName?: string | null;
+  avatarUrl?: string | null;
   /** What this server allows (PALAVER_WEBHOOK_ALLOW_PRIVATE). */
   server: { privateWebhookAddresses: boolean };
 }

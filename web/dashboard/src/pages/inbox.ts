@@ -2,8 +2,12 @@
 // unassigned, all open, bots, resolved) and search; a conversation's timeline (messages, private
 // notes, status lines) with a composer (Enter sends, Shift+Enter a new line, a note mode, `/`
 // canned replies), assign, resolve, snooze and take-over controls, and who the customer is. Live
-// through the /operators channel: a change re-reads what it names.
-import { api } from '../api.ts';
+// through the /operators channel: a change re-reads what it names; the customer's typing shows
+// as it happens. Keys (outside a text field): j/k or the arrow keys the next/previous
+// conversation, r reply, e resolve (or reopen), Escape leaves the composer. Opt-in desktop
+// notifications and a short sound for a new customer message in a conversation that is mine or
+// unassigned. Below 1000 px one column: the list, or the conversation with a way back.
+import { ApiError, api } from '../api.ts';
 import { coalesced } from '../coalesce.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import { onConversation } from '../live.ts';
@@ -47,6 +51,19 @@ interface TimelineLine {
   createdAt: string;
 }
 
+interface NamedOperator {
+  id: number;
+  name: string;
+  avatarUrl: string | null;
+}
+
+interface CustomerDevice {
+  type: 'android' | 'ios' | 'web' | 'generic';
+  version: string | null;
+  pageAddress: string | null;
+  createdAt: string;
+}
+
 interface CannedReply {
   id: number;
   shortcut: string;
@@ -55,6 +72,45 @@ interface CannedReply {
 
 /** The view and search chosen, kept while the operator moves between conversations. */
 let chosen: { view: View; q: string } = { view: 'unassigned', q: '' };
+/** Operators' names as the answers named them (assignees, note authors), kept across pages. */
+const operatorNames = new Map<number, string>();
+/** Set when a key moved to another conversation: the new page puts focus back in the list. */
+let focusListAfterDraw = false;
+/** The newest customer message already notified, per conversation (no second notification on a re-read). */
+const notified = new Map<number, number>();
+const NOTIFY_KEY = 'palaver.inbox.notify';
+
+function notificationsOn(): boolean {
+  return 'Notification' in window && Notification.permission === 'granted' && localStorage.getItem(NOTIFY_KEY) === 'on';
+}
+
+/** A short two-tone chime (Web Audio: no file to load). */
+function chime(): void {
+  try {
+    const audio = new AudioContext();
+    const gain = audio.createGain();
+    gain.gain.setValueAtTime(0.08, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.0001, audio.currentTime + 0.35);
+    gain.connect(audio.destination);
+    [880, 1320].forEach((hz, i) => {
+      const tone = audio.createOscillator();
+      tone.frequency.value = hz;
+      tone.connect(gain);
+      tone.start(audio.currentTime + i * 0.12);
+      tone.stop(audio.currentTime + 0.35);
+    });
+    setTimeout(() => void audio.close(), 600);
+  } catch {
+    // No sound where audio is not allowed.
+  }
+}
+
+function remember(operators: unknown): void {
+  if (!Array.isArray(operators)) return;
+  for (const o of operators as NamedOperator[]) operatorNames.set(o.id, o.name);
+}
+
+const DEVICE_NAMES: Record<CustomerDevice['type'], string> = { android: 'Android', ios: 'iOS', web: 'Web', generic: 'Other' };
 
 function customerName(user: UserSummary): string {
   const info = user.additionalInformation as { name?: unknown; email?: unknown } | null;
@@ -73,7 +129,8 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
   const inbox = account.inbox;
   const services = new Map([...account.services, ...(inbox ? [inbox] : [])].map((s) => [s.id, s.name]));
   const mayReply = can(ctx.me.grants, 'conversations:reply', accountId);
-  const operatorName = (id: number | null) => (id === null ? 'nobody' : id === ctx.me.id ? 'you' : `operator ${id}`);
+  const operatorName = (id: number | null) =>
+    id === null ? 'nobody' : id === ctx.me.id ? 'you' : (operatorNames.get(id) ?? `operator ${id}`);
 
   // The views and search.
   const tabs = h('div', { class: 'row views', role: 'group', 'aria-label': 'Views' });
@@ -109,7 +166,9 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
   const refreshList = coalesced(
     async () => {
       const query = `view=${chosen.view}${chosen.q ? `&q=${encodeURIComponent(chosen.q)}` : ''}`;
-      const rows = (await api.get<InboxRow[]>(`/accounts/${accountId}/inbox?${query}`)).data;
+      const answer = await api.get<InboxRow[]>(`/accounts/${accountId}/inbox?${query}`);
+      remember(answer.operators);
+      const rows = answer.data;
       const unread = rows.reduce((n, r) => n + r.unread, 0);
       document.title = unread > 0 ? `(${unread}) Inbox · Palaver dashboard` : 'Inbox · Palaver dashboard';
       show(
@@ -119,21 +178,22 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
           : rows.map((row) =>
               h(
                 'li',
-                { class: row.user.id === userId ? 'current' : '' },
+                { class: row.user.id === userId ? 'current' : '', 'data-user': String(row.user.id) },
                 h(
                   'a',
                   { href: `#/accounts/${accountId}/inbox/${row.user.id}`, 'aria-current': row.user.id === userId ? 'page' : null },
                   h('strong', {}, customerName(row.user)),
                   row.unread > 0 ? badge(`${row.unread} unread`, 'warn') : null,
-                  h(
-                    'span',
-                    { class: 'hint' },
-                    `${waited(row.state.waitingSince)} · ${row.state.status} · ${services.get(row.state.ownerServiceId) ?? 'Service'} · assigned to ${operatorName(row.state.assigneeId)}`,
-                  ),
+                  h('span', { class: 'hint' }, `${row.state.status} · ${services.get(row.state.ownerServiceId) ?? 'Service'}`),
+                  h('span', { class: 'hint' }, `${waited(row.state.waitingSince)} · assigned to ${operatorName(row.state.assigneeId)}`),
                 ),
               ),
             )),
       );
+      if (focusListAfterDraw) {
+        focusListAfterDraw = false;
+        list.querySelector<HTMLAnchorElement>('li.current a')?.focus();
+      }
     },
     (err) => say(listStatus, errorText(err), 'error'),
   );
@@ -157,8 +217,9 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
         api.get<UserSummary[]>(`/accounts/${accountId}/users?limit=1&before=${userId + 1}`),
       ]);
       const state = lines.state as State;
+      remember(lines.operators);
       const user = users.data.find((u) => u.id === userId);
-      drawConversation(userId, messages.data, lines.data, state, user);
+      drawConversation(userId, messages.data, lines.data, state, user, (lines.devices as CustomerDevice[] | undefined) ?? []);
       const newest = messages.data[0];
       if (newest && newest.id > state.readMessageId) {
         await api.put(`/accounts/${accountId}/users/${userId}/read`, { messageId: newest.id });
@@ -238,35 +299,87 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
   });
 
   const timelineList = h('ol', { class: 'messages', 'aria-label': 'Timeline', 'aria-live': 'polite', tabindex: 0 });
+  // The customer's typing and chat opened (told only while the inbox owns the conversation).
+  const customerActivity = h('p', { class: 'hint activity', role: 'status' });
+  let typingTimer: ReturnType<typeof setTimeout> | undefined;
+  const customerTyping = (typing: boolean) => {
+    clearTimeout(typingTimer);
+    customerActivity.textContent = typing ? 'The customer is typing…' : '';
+    // A stopTyping may never come (the customer closed the page): it fades after 15 s.
+    if (typing) typingTimer = setTimeout(() => customerTyping(false), 15_000);
+  };
   const heading = h('div', {});
 
+  // Kept across redraws: a refusal stays said after the conversation is read again.
+  const controlsStatus = statusLine();
   function control(label: string, action: () => Promise<unknown>, status: HTMLElement): HTMLButtonElement {
     const button = h('button', { type: 'button', class: 'secondary', disabled: !mayReply }, label);
     button.addEventListener(
       'click',
       () =>
         void busy(button, status, async () => {
-          await action();
+          say(status, '');
+          try {
+            await action();
+          } catch (err) {
+            // Someone else changed it first (409): show what it is now, and say so.
+            if (!(err instanceof ApiError && err.status === 409)) throw err;
+            await Promise.all([refreshConversation(), refreshList()]);
+            // eslint-disable-next-line preserve-caught-error -- the expected 409, said in words
+            throw new Error(
+              `Changed meanwhile: it is ${current?.status ?? 'changed'}, assigned to ${operatorName(current?.assigneeId ?? null)}.`,
+            );
+          }
           await Promise.all([refreshConversation(), refreshList()]);
         }),
     );
     return button;
   }
 
-  function drawConversation(id: number, messages: ChatMessage[], lines: TimelineLine[], state: State, user: UserSummary | undefined): void {
-    const status = statusLine();
+  // Back to a bot (a webhook Service): PUT …/owner naming it, as the bot's own handover is.
+  const bots = account.services.filter((service) => service.kind !== 'inbox' && service.enabled);
+  const mayHandBack = can(ctx.me.grants, 'services:edit', accountId);
+  function handBack(path: string, status: HTMLElement): HTMLElement {
+    const to = h('select', { name: 'bot' }, ...bots.map((bot) => h('option', { value: bot.identification }, bot.name)));
+    const button = control('Hand over', () => api.put(`${path}/owner`, { serviceIdentification: to.value }), status);
+    return h('div', { class: 'row handback' }, field('Hand back to', to), button);
+  }
+
+  const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+  function assigneeLine(line: TimelineLine): string {
+    const by = line.operatorId === null ? 'the customer' : operatorName(line.operatorId);
+    const to = (line.data?.to as number | null | undefined) ?? null;
+    if (to !== null && to === line.operatorId) return `${capital(by)} took it`;
+    if (to === null) return `${capital(by)} unassigned it`;
+    return `${capital(by)} assigned it to ${operatorName(to)}`;
+  }
+
+  let current: State | null = null;
+  function drawConversation(
+    id: number,
+    messages: ChatMessage[],
+    lines: TimelineLine[],
+    state: State,
+    user: UserSummary | undefined,
+    devices: CustomerDevice[],
+  ): void {
+    current = state;
+    const status = controlsStatus;
     const path = `/accounts/${accountId}/users/${id}`;
     const mine = state.assigneeId === ctx.me.id;
+    const mayAssign = state.assigneeId === null || can(ctx.me.grants, 'conversations:assign', accountId);
     const controls = h(
       'div',
       { class: 'row controls' },
       mine
         ? control('Unassign', () => api.put(`${path}/assignee`, { assigneeId: null, expectedAssigneeId: state.assigneeId }), status)
-        : control(
-            'Assign to me',
-            () => api.put(`${path}/assignee`, { assigneeId: ctx.me.id, expectedAssigneeId: state.assigneeId }),
-            status,
-          ),
+        : !mayAssign
+          ? null
+          : control(
+              'Assign to me',
+              () => api.put(`${path}/assignee`, { assigneeId: ctx.me.id, expectedAssigneeId: state.assigneeId }),
+              status,
+            ),
       state.status === 'resolved'
         ? control('Reopen', () => api.put(`${path}/status`, { status: 'open', expectedStatus: state.status }), status)
         : control('Resolve', () => api.put(`${path}/status`, { status: 'resolved', expectedStatus: state.status }), status),
@@ -278,6 +391,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
             status,
           ),
       inbox && state.ownerServiceId !== inbox.id ? control('Take over', () => api.post(`${path}/take-over`), status) : null,
+      inbox && state.ownerServiceId === inbox.id && bots.length > 0 && mayHandBack ? handBack(path, status) : null,
     );
     show(
       heading,
@@ -323,8 +437,8 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
                   'span',
                   { class: 'text' },
                   line.kind === 'assignee'
-                    ? `${line.operatorId === null ? 'The customer' : operatorName(line.operatorId)} assigned it to ${operatorName((line.data?.to as number | null) ?? null)}`
-                    : `${line.operatorId === null ? 'The customer wrote: reopened' : `${operatorName(line.operatorId)} set it ${String(line.data?.to)}`}`,
+                    ? assigneeLine(line)
+                    : `${line.operatorId === null ? 'The customer wrote: reopened' : `${capital(operatorName(line.operatorId))} set it ${String(line.data?.to)}`}`,
                 ),
                 h('time', { class: 'hint' }, formatTime(line.createdAt)),
               ),
@@ -333,6 +447,9 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
     show(timelineList, ...entries.map((e) => e.el));
     timelineList.scrollTop = timelineList.scrollHeight;
     const info = Object.entries(user?.additionalInformation ?? {});
+    // A conversation resolved before is an earlier conversation of this customer.
+    const resolutions = lines.filter((line) => line.kind === 'status' && line.data?.to === 'resolved');
+    const earlier = state.status === 'resolved' ? resolutions.slice(1) : resolutions;
     show(
       side,
       h('h2', {}, 'Customer'),
@@ -342,20 +459,175 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
         h('dt', {}, 'Identifier'),
         h('dd', {}, user?.uniqueIdentifier ?? 'anonymous'),
         ...info.flatMap(([key, value]) => [h('dt', {}, key), h('dd', {}, typeof value === 'string' ? value : JSON.stringify(value))]),
-        h('dt', {}, 'Owner'),
-        h('dd', {}, services.get(state.ownerServiceId) ?? 'Service'),
+        ...(devices[0]
+          ? [
+              h('dt', {}, 'Page address'),
+              h('dd', {}, devices[0].pageAddress ?? '—'),
+              h('dt', {}, 'Device'),
+              h('dd', {}, `${DEVICE_NAMES[devices[0].type]}${devices[0].version ? ` ${devices[0].version}` : ''}`),
+            ]
+          : []),
         h('dt', {}, 'First seen'),
         h('dd', {}, user ? formatTime(user.createdAt) : '—'),
+        h('dt', {}, 'Owner'),
+        h('dd', {}, services.get(state.ownerServiceId) ?? 'Service'),
+        h('dt', {}, 'Earlier conversations'),
+        h(
+          'dd',
+          {},
+          earlier.length === 0
+            ? 'none'
+            : h('ul', { class: 'plain' }, ...earlier.map((line) => h('li', {}, `resolved ${formatTime(line.createdAt)}`))),
+        ),
       ),
     );
+  }
+
+  // Opt-in desktop notifications (and a chime) for a new customer message in a conversation that
+  // is mine or unassigned, in the team's hands.
+  const notifyControl = h('div', { class: 'row notify' });
+  const drawNotifyControl = () => {
+    if (!('Notification' in window)) return show(notifyControl);
+    if (notificationsOn())
+      return show(
+        notifyControl,
+        h('span', { class: 'hint' }, 'Desktop notifications and sound are on.'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary small',
+            onclick: () => {
+              localStorage.setItem(NOTIFY_KEY, 'off');
+              drawNotifyControl();
+            },
+          },
+          'Turn off',
+        ),
+      );
+    if (Notification.permission === 'denied')
+      return show(notifyControl, h('span', { class: 'hint' }, 'Desktop notifications are blocked in this browser.'));
+    show(
+      notifyControl,
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary small',
+          onclick: () => {
+            // Asked on the operator's click (browsers refuse a request without one).
+            void (Notification.permission === 'granted' ? Promise.resolve('granted') : Notification.requestPermission()).then((answer) => {
+              if (answer === 'granted') localStorage.setItem(NOTIFY_KEY, 'on');
+              drawNotifyControl();
+            });
+          },
+        },
+        'Notify me of new messages',
+      ),
+    );
+  };
+  drawNotifyControl();
+  const maybeNotify = async (id: number) => {
+    if (!notificationsOn() || !inbox) return;
+    if (id === userId && document.hasFocus()) return;
+    const [messages, lines] = await Promise.all([
+      api.get<ChatMessage[]>(`/accounts/${accountId}/users/${id}/messages?limit=1`),
+      api.get<TimelineLine[]>(`/accounts/${accountId}/users/${id}/timeline?limit=1`),
+    ]).catch(() => [null, null] as const);
+    const newest = messages?.data[0];
+    const state = lines?.state as State | undefined;
+    if (!newest || !state || newest.typeId !== 1 || newest.id <= (notified.get(id) ?? state.readMessageId)) return;
+    if (state.ownerServiceId !== inbox.id || (state.assigneeId !== null && state.assigneeId !== ctx.me.id)) return;
+    notified.set(id, newest.id);
+    const shown = new Notification(state.assigneeId === null ? 'New message (unassigned)' : 'New message', {
+      body: newest.message ?? 'A file',
+      tag: `palaver-${accountId}-${id}`,
+    });
+    shown.onclick = () => {
+      window.focus();
+      location.hash = `#/accounts/${accountId}/inbox/${id}`;
+    };
+    chime();
+  };
+
+  // The operator's own name and avatar, which customers see with each answer (PATCH /session).
+  const profileName = h('input', { name: 'displayName', value: ctx.me.displayName ?? '', maxlength: 255 });
+  const profileAvatar = h('input', { name: 'avatarUrl', type: 'url', value: ctx.me.avatarUrl ?? '', placeholder: 'https://…' });
+  const profileSave = h('button', { type: 'submit', class: 'secondary small' }, 'Save');
+  const profileStatus = statusLine();
+  const profileSummary = h('summary', {});
+  const drawProfileSummary = () => {
+    profileSummary.textContent = `Customers see you as: ${ctx.me.displayName ?? ctx.me.email.split('@')[0] ?? ctx.me.email}`;
+  };
+  drawProfileSummary();
+  const profileForm = h(
+    'form',
+    { class: 'row profile-form' },
+    field('Your name for customers', profileName),
+    field('Avatar (an https address)', profileAvatar),
+    profileSave,
+  );
+  profileForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void busy(profileSave, profileStatus, async () => {
+      const answer = await api.patch<{ displayName: string | null; avatarUrl: string | null }>('/session', {
+        displayName: profileName.value.trim() || null,
+        avatarUrl: profileAvatar.value.trim() || null,
+      });
+      ctx.me.displayName = answer.data.displayName;
+      ctx.me.avatarUrl = answer.data.avatarUrl;
+      drawProfileSummary();
+      say(profileStatus, 'Saved.');
+    });
+  });
+  const profile = h('details', { class: 'profile' }, profileSummary, profileForm, profileStatus);
+
+  // Keys, outside a text field: move between conversations, reply, resolve.
+  const move = (step: number) => {
+    const links = [...list.querySelectorAll<HTMLAnchorElement>('li[data-user] a')];
+    if (links.length === 0) return;
+    const at = links.findIndex((a) => a === document.activeElement || a.getAttribute('aria-current') === 'page');
+    const next = links[at === -1 ? (step > 0 ? 0 : links.length - 1) : Math.min(links.length - 1, Math.max(0, at + step))];
+    if (!next) return;
+    focusListAfterDraw = true;
+    if (next.getAttribute('aria-current') === 'page') next.focus();
+    else location.hash = next.getAttribute('href') ?? '';
+  };
+  function onKey(event: KeyboardEvent): void {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    const target = event.target as HTMLElement;
+    const typing = target.closest('input, textarea, select, [contenteditable="true"]') !== null;
+    if (typing) {
+      if (event.key === 'Escape' && target === text) {
+        event.preventDefault();
+        text.blur();
+        timelineList.focus();
+      }
+      return;
+    }
+    const inList = list.contains(target);
+    if (event.key === 'j' || (inList && event.key === 'ArrowDown')) move(1);
+    else if (event.key === 'k' || (inList && event.key === 'ArrowUp')) move(-1);
+    else if (event.key === 'r' && userId !== undefined && mayReply) text.focus();
+    else if (event.key === 'e' && userId !== undefined && current && mayReply) {
+      const state = current;
+      const to = state.status === 'resolved' ? 'open' : 'resolved';
+      void api
+        .put(`/accounts/${accountId}/users/${userId}/status`, { status: to, expectedStatus: state.status })
+        .then(() => Promise.all([refreshConversation(), refreshList()]))
+        .catch((err: unknown) => say(composerStatus, errorText(err), 'error'));
+    } else return;
+    event.preventDefault();
   }
 
   if (userId === undefined) show(view, h('p', { class: 'empty' }, 'Choose a conversation.'));
   else
     show(
       view,
+      h('a', { href: `#/accounts/${accountId}/inbox`, class: 'back' }, '← All conversations'),
       heading,
       timelineList,
+      customerActivity,
       mayReply ? composer : h('p', { class: 'hint' }, 'Answering needs the conversations:reply permission.'),
     );
   show(
@@ -368,11 +640,30 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
       h('a', { href: `#/accounts/${accountId}` }, account.name),
       ' / Inbox',
     ),
-    h('h1', {}, 'Inbox'),
-    h('div', { class: 'row spread' }, tabs, searchForm),
+    h('div', { class: 'row spread' }, h('h1', {}, 'Inbox'), h('div', { class: 'row' }, profile, notifyControl)),
+    h('div', { class: `row spread list-controls${userId === undefined ? '' : ' chosen'}` }, tabs, searchForm),
+    h(
+      'p',
+      { class: 'hint keys' },
+      'Keys: ',
+      h('kbd', {}, 'j'),
+      '/',
+      h('kbd', {}, 'k'),
+      ' or ',
+      h('kbd', {}, '↓'),
+      '/',
+      h('kbd', {}, '↑'),
+      ' next/previous conversation, ',
+      h('kbd', {}, 'r'),
+      ' reply, ',
+      h('kbd', {}, 'e'),
+      ' resolve or reopen, ',
+      h('kbd', {}, 'Esc'),
+      ' leaves the reply box.',
+    ),
     h(
       'div',
-      { class: 'split inbox' },
+      { class: `split inbox${userId === undefined ? '' : ' chosen'}` },
       h('section', { class: 'card', 'aria-label': 'Inbox list' }, h('div', { class: 'conversation-list' }, list, listStatus)),
       view,
       userId === undefined ? null : side,
@@ -381,10 +672,25 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
   ctx.onLeave(
     onConversation((change) => {
       if (change.accountId !== accountId) return;
+      if (change.change === 'startTyping' || change.change === 'stopTyping' || change.change === 'chatOpened') {
+        if (change.userId !== userId) return;
+        if (change.change === 'chatOpened') {
+          clearTimeout(typingTimer);
+          customerActivity.textContent = `The customer opened the chat at ${formatTime(new Date().toISOString())}.`;
+        } else customerTyping(change.change === 'startTyping');
+        return;
+      }
+      if (change.change === 'message') {
+        if (change.userId === userId) customerTyping(false);
+        void maybeNotify(change.userId);
+      }
       void refreshList();
       if (change.userId === userId) void refreshConversation();
     }),
   );
+  ctx.onLeave(() => clearTimeout(typingTimer));
+  ctx.onLeave(() => document.removeEventListener('keydown', onKey));
+  document.addEventListener('keydown', onKey);
   ctx.onLeave(() => {
     document.title = 'Palaver dashboard';
   });
