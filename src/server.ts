@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database } from './db/orm.ts';
+import { answerClientErrors } from './http/client-errors.ts';
 import { buildEnvelope } from './presenters/envelope.ts';
 import type { AppDeps } from './deps.ts';
 import { createApp } from './http/app.ts';
@@ -104,6 +105,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, (req, res) => handler(req, res));
   const trustedProxies = new TrustedProxies(config.trustedProxies);
   capConnectionsPerAddress(http, { max: config.http.maxConnectionsPerAddress, trustedProxies, logger });
+  answerClientErrors(http);
   // The port first: a start that cannot serve writes nothing (no demo setup made by a start that
   // then fails on a port another program holds).
   await listen(http, config);

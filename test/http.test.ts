@@ -1,4 +1,5 @@
 // The answers every route shares: the envelope, health, metrics and the handling of bad requests.
+import net from 'node:net';
 import { expect } from 'chai';
 import { client } from './support/http.ts';
 import { sharedServer } from './support/server.ts';
@@ -34,6 +35,24 @@ describe('HTTP basics', () => {
     expect(mine.headers.get('x-request-id')).to.equal('abc-123');
     const made = await api().get('/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
     expect(made.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers headers over the parser limit with 431 headers_too_large in the envelope, not a bare status line', async () => {
+    // fetch refuses to send such headers itself, so the request goes out as raw bytes.
+    const { hostname, port } = new URL(sharedServer().url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname, () => {
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${hostname}\r\nx-filler: ${'x'.repeat(20_000)}\r\n\r\n`);
+      });
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    expect(raw).to.match(/^HTTP\/1\.1 431 /);
+    const envelope = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { status: string; notifications: Array<{ message: string }> };
+    expect(envelope.status).to.equal('ERROR');
+    expect(envelope.notifications[0]?.message).to.equal('headers_too_large');
   });
 
   it('answers an unknown route with 404 route_not_found', async () => {
