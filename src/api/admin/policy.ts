@@ -24,7 +24,10 @@ export interface Rule {
 
 const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, permissions });
 
-/** `METHOD path` under /adminApi → its rule. POST /login is open and not listed. */
+/** Routes under /adminApi anyone may call: signing in. They take no token and are not in ADMIN_POLICY. */
+export const PUBLIC_ADMIN_ROUTES = ['POST /login', 'GET /login', 'GET /sso/start', 'GET /sso/callback', 'POST /sso/exchange'] as const;
+
+/** `METHOD path` under /adminApi → its rule. The public routes above are not listed. */
 export const ADMIN_POLICY = {
   'GET /session': rule('session'),
   'DELETE /session': rule('session'),

@@ -1,4 +1,4 @@
-// Admin API (DESIGN.md section 4): login is open, everything else needs an operator token.
+// Admin API (DESIGN.md section 4): login and single sign-on (PUBLIC_ADMIN_ROUTES) are open, everything else needs an operator token.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import { accountRoutes } from './accounts.ts';
@@ -11,12 +11,14 @@ import { userRoutes } from './users.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
+import { ssoRoutes } from './sso.ts';
 import { sessionRoutes } from './session.ts';
 import { testEventRoutes } from './test-event.ts';
 
 export function adminRouter(): AppRouter {
   const router: AppRouter = new Router<AppState, AppContextExtras>({ prefix: '/adminApi' });
   loginRoutes(router);
+  ssoRoutes(router);
   router.use(requireOperator());
   sessionRoutes(router);
   accountRoutes(router);
