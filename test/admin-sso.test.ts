@@ -5,43 +5,16 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { client } from './support/http.ts';
-import { freePort, signInThroughProvider, startOidcProvider, type LoopbackProvider } from './support/oidc-provider.ts';
+import { signInThroughProvider } from './support/oidc-provider.ts';
+import { startSsoServer, type SsoSetup } from './support/sso.ts';
 import { createAccount } from '../src/tenancy/accounts.ts';
-import { sharedServer, startTestServer, TEST_ADMIN, type TestServer } from './support/server.ts';
+import { sharedServer, TEST_ADMIN, type TestServer } from './support/server.ts';
 
 const email = (prefix = 'sso') => `${prefix}-${randomBytes(5).toString('hex')}@Palaver.Test`;
 
-interface Setup {
-  provider: LoopbackProvider;
-  server: TestServer;
-}
-
-async function setup(sso: { createOperators?: false | string[]; passwordSignIn?: boolean } = {}): Promise<Setup> {
-  const provider = await startOidcProvider();
-  const port = await freePort();
-  const publicUrl = `http://127.0.0.1:${port}`;
-  const server = await startTestServer({
-    port,
-    sso: {
-      passwordSignIn: sso.passwordSignIn ?? true,
-      oidc: {
-        issuer: provider.issuer,
-        clientId: provider.clientId,
-        clientSecret: provider.clientSecret,
-        publicUrl,
-        name: 'Loopback ID',
-        createOperators: sso.createOperators ?? false,
-      },
-    },
-  });
-  provider.configure(`${publicUrl}/adminApi/sso/callback`);
-  return { provider, server };
-}
-
-async function teardown(s: Setup | undefined): Promise<void> {
-  await s?.server.stop();
-  await s?.provider.close();
-}
+type Setup = SsoSetup;
+const setup = startSsoServer;
+const teardown = (s: Setup | undefined) => s?.stop();
 
 async function adminTokenOf(server: TestServer): Promise<string> {
   const login = await client(server.url).post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN });

@@ -1,6 +1,6 @@
 // The operator dashboard: sign-in, then pages chosen by the address's hash (#/accounts/3…), so
 // the server serves one HTML shell and every page is a bookmarkable address.
-import { api, whenSignedOut } from './api.ts';
+import { api, ssoErrorText, whenSignedOut } from './api.ts';
 import { h, show } from './dom.ts';
 import { connectLive, disconnectLive } from './live.ts';
 import { session } from './session.ts';
@@ -10,7 +10,7 @@ import { accountsPage } from './pages/accounts.ts';
 import { conversationsPage } from './pages/conversations.ts';
 import { operatorsPage } from './pages/operators.ts';
 import { servicePage } from './pages/service.ts';
-import { signInPage } from './pages/sign-in.ts';
+import { finishSingleSignOn, signInPage } from './pages/sign-in.ts';
 import { can } from './permissions.ts';
 import { errorText } from './ui.ts';
 
@@ -118,14 +118,39 @@ async function route(): Promise<void> {
   }
 }
 
+/**
+ * What a single sign-on left in the address (#sso-code=… or #sso-error=…), taken out of it at
+ * once so that neither stays in the address bar or the history entry.
+ */
+function ssoReturn(): { code: string | null; error: string | null } {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const code = fragment.get('sso-code');
+  const error = fragment.get('sso-error');
+  if (code !== null || error !== null) history.replaceState(null, '', `${location.pathname}${location.search}`);
+  return { code, error };
+}
+
 async function start(): Promise<void> {
+  const sso = ssoReturn();
+  let refusal = sso.error === null ? null : ssoErrorText(sso.error);
+  if (sso.code) {
+    try {
+      session.set(await finishSingleSignOn(sso.code));
+    } catch (err) {
+      refusal = errorText(err);
+    }
+  }
   me = await signedIn();
   if (!me) {
     session.clear();
-    signInPage(root, async (token) => {
-      session.set(token);
-      await start();
-    });
+    await signInPage(
+      root,
+      async (token) => {
+        session.set(token);
+        await start();
+      },
+      refusal,
+    );
     return;
   }
   connectLive(session.token ?? '');
