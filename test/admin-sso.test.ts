@@ -182,6 +182,24 @@ describe('Single sign-on (OpenID Connect)', function () {
     });
   });
 
+  describe('creating operators with a grant on an account that does not exist', () => {
+    let s: Setup;
+    before(async () => {
+      s = await setup({ createOperators: ['conversations:read@999'] });
+    });
+    after(() => teardown(s));
+
+    it('refuses the sign-in with a reason, creates nobody, and answers no server error', async () => {
+      const address = email('newcomer');
+      const run = await signInThroughProvider(s.server.url, address);
+      expect(run.fragment.get('sso-error')).to.equal('sso_grants_invalid');
+      const operators = await client(s.server.url).get<Array<{ email: string }>>('/adminApi/operators', {
+        token: await adminTokenOf(s.server),
+      });
+      expect(operators.body.data.map((o) => o.email)).not.to.include(address.toLowerCase());
+    });
+  });
+
   describe('without sso.oidc', () => {
     it('offers passwords only and has no SSO routes', async () => {
       const api = client(sharedServer().url);
