@@ -7,7 +7,10 @@ import { DataDirInUseError } from '../src/db/data-dir-lock.ts';
 import { migrate, openDatabase } from '../src/db/orm.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAccount, findAccountOverview } from '../src/tenancy/accounts.ts';
-import { createOperator } from '../src/tenancy/operators.ts';
+import { createOperator, normalizeEmail } from '../src/tenancy/operators.ts';
+import { createPasswordReset, passwordResetUrl } from '../src/tenancy/password-resets.ts';
+import { removeTwoFactor } from '../src/tenancy/two-factor.ts';
+import { newPassword } from '../src/security/password-policy.ts';
 import { isPermission, type Grant } from '../src/tenancy/permissions.ts';
 import {
   createService,
@@ -19,7 +22,7 @@ import {
   updateService,
 } from '../src/tenancy/services.ts';
 import { changeDefaultService } from '../src/tenancy/default-service.ts';
-import { AccountSchema } from '../src/db/entities/index.ts';
+import { AccountSchema, OperatorSchema } from '../src/db/entities/index.ts';
 import { knownError } from '../src/errors.ts';
 import { presentApiKey } from '../src/presenters/api-key.ts';
 import { createLogger } from '../src/logger.ts';
@@ -40,6 +43,12 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   secret:rotate   --service ID
   operator:create --email EMAIL --password PASSWORD [--grant PERMISSION[@ACCOUNT_ID]]...
                   (no --grant: every permission on every account)
+  operator:reset-password --email EMAIL
+                  (a one-time link that sets a new password, printed once; no email is sent.
+                  Links start with PALAVER_PUBLIC_URL, or http://localhost:<port>)
+  operator:two-factor-off --email EMAIL
+                  (for an operator who lost their authenticator and recovery codes: two-factor
+                  sign-in off, their sessions ended)
 
 Uses DATABASE_URL, or the embedded database under PALAVER_DATA_DIR (stop the server first:
 the embedded database opens in one process at a time).`;
@@ -48,8 +57,10 @@ class UsageError extends Error {}
 
 const operatorInput = z.object({
   email: z.string().email(),
-  password: z.string().min(8, 'must be at least 8 characters'),
+  password: newPassword,
 });
+
+const operatorEmail = z.object({ email: z.string().email() });
 
 /** Schema field → the command-line flag that fills it, so problems name what the user typed. */
 const FLAGS: Record<string, string> = { webhookUrl: 'webhook-url', accountId: 'account', serviceId: 'service', keyId: 'key' };
@@ -94,7 +105,7 @@ const commands: Record<string, Command> = {
     const { accountId } = valid(accountIdParams, { accountId: values.account });
     const overview = await findAccountOverview(em, accountId);
     if (!overview) throw new UsageError(`account ${accountId} not found`);
-    return presentAccountOverview(overview.account, overview.services);
+    return presentAccountOverview(overview.account, overview.services, overview.inbox);
   },
 
   'service:create': async (em, values) => {
@@ -157,12 +168,29 @@ const commands: Record<string, Command> = {
     return { signingSecret: rotated.signingSecret, previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null };
   },
 
-  'operator:create': async (em, values) => {
+  'operator:create': async (em, values, config) => {
     const input = valid(operatorInput, { email: values.email, password: values.password });
     const grantTexts = Array.isArray(values.grant) ? values.grant : [];
     const grants = grantTexts.length > 0 ? grantTexts.map(parseGrant) : [{ accountId: null, permission: '*' as const }];
-    const operator = await createOperator(em, { ...input, grants });
+    const operator = await createOperator(em, { ...input, grants, hashCost: config.security.passwordHashCost });
     return { id: operator.id, email: operator.email, identifier: operator.identifier, grants };
+  },
+
+  'operator:reset-password': async (em, values, config) => {
+    const { email } = valid(operatorEmail, { email: values.email });
+    const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
+    if (!operator) throw new UsageError(`no operator has the email ${email}`);
+    const reset = await createPasswordReset(em, operator.id, config.admin.passwordResetTtlSeconds);
+    if (!reset) throw new UsageError(`no operator has the email ${email}`);
+    const baseUrl = config.publicUrl ?? `http://localhost:${config.port || 3000}`;
+    return { operator: operator.email, url: passwordResetUrl(baseUrl, reset.token), expiresAt: reset.expiresAt.toISOString() };
+  },
+
+  'operator:two-factor-off': async (em, values) => {
+    const { email } = valid(operatorEmail, { email: values.email });
+    const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
+    if (!operator || !(await removeTwoFactor(em, operator.id))) throw new UsageError(`no operator has the email ${email}`);
+    return { operator: operator.email, twoFactorEnabled: false };
   },
 };
 

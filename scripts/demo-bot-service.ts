@@ -1,5 +1,6 @@
 // A small Service for trying Palaver: it receives webhooks (checking their Standard Webhooks
 // signature, as every Service should) and answers each user message through the Service API.
+// Started after a visitor wrote, it asks at once for the deliveries that wait for it.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -31,7 +32,7 @@ export function replyTo(message: string): string {
   return /\.(png|jpe?g|gif)\}\}$/i.test(message) ? 'Nice picture!' : 'Thanks, I got your file.';
 }
 
-export async function startDemoBot(options: DemoBotOptions): Promise<{ url: string; server: Server }> {
+export async function startDemoBot(options: DemoBotOptions): Promise<{ url: string; server: Server; retried: number | null }> {
   const verifier = new Webhook(options.signingSecret);
   const log = options.log ?? (() => undefined);
 
@@ -65,5 +66,30 @@ export async function startDemoBot(options: DemoBotOptions): Promise<{ url: stri
     });
   });
   await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+  const retried = await sendWaitingNow(options, log);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, retried };
+}
+
+/**
+ * What was written before the bot was up failed its first attempts and waits for a later one
+ * (minutes away, on the production schedule): now that the bot listens, it asks for them at once.
+ * Null when Palaver could not be asked (not running yet: its next attempts will find the bot).
+ */
+async function sendWaitingNow(options: DemoBotOptions, log: (line: string) => void): Promise<number | null> {
+  try {
+    const response = await fetch(new URL('/serviceApi/v2.3/deliveries/retry', options.palaverUrl), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${options.apiKey}` },
+    });
+    if (!response.ok) {
+      log(`could not ask for the waiting deliveries: HTTP ${response.status}`);
+      return null;
+    }
+    const retried = ((await response.json()) as { data: { retried: number } }).data.retried;
+    if (retried > 0) log(`asked for ${retried} waiting ${retried === 1 ? 'delivery' : 'deliveries'} now`);
+    return retried;
+  } catch (err) {
+    log(`could not reach Palaver at ${options.palaverUrl} (${String(err)}); its next attempts will find the bot`);
+    return null;
+  }
 }

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_HASH_COST } from './security/passwords.ts';
 import { isAddressOrCidr } from './addresses.ts';
 import { isPermission, type Permission } from './tenancy/permissions.ts';
 
@@ -69,12 +70,6 @@ const oidc = z.object({
     ),
   clientId: z.string().min(1),
   clientSecret: z.string().min(16, 'must be at least 16 characters'),
-  /** Palaver's public address as browsers reach it: the redirect URI is {publicUrl}/adminApi/sso/callback. */
-  publicUrl: z
-    .string()
-    .url()
-    .refine((u) => /^https?:\/\//.test(u), 'must be an http:// or https:// URL')
-    .transform((u) => u.replace(/\/+$/, '')),
   scopes: stringList
     .pipe(
       z
@@ -94,143 +89,208 @@ const postgresUrl = z
   .url()
   .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// or postgresql:// URL');
 
-const schema = z.object({
-  env: z.string(),
-  port: z.coerce.number().int().min(0).max(65535),
-  host: z.string().min(1),
-  databaseUrl: postgresUrl.optional(),
-  redisUrl: z
-    .string()
-    .url()
-    .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// or rediss:// URL')
-    .optional(),
-  dataDir: z.string().min(1),
-  /** Proxies whose X-Forwarded-For is believed (addresses.ts); none by default: the TCP peer is the client. */
-  trustedProxies: addressList,
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-  /** `auto`: readable lines when the output is a terminal, JSON otherwise (files, pipes, log collectors). */
-  logFormat: z.enum(['auto', 'json', 'pretty']),
-  http: z.object({
-    jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
-    requestTimeoutMs: z.coerce.number().int().positive(),
-    /** Open connections one client address may hold (slow clients included); trusted proxies are not counted. */
-    maxConnectionsPerAddress: z.coerce.number().int().positive(),
-  }),
-  shutdownTimeoutMs: z.coerce.number().int().positive(),
-  admin: z.object({
-    email: z.string().email().optional(),
-    password: z.string().min(8, 'must be at least 8 characters').optional(),
-    sessionTtlSeconds: z.coerce.number().int().positive(),
-    /** Login attempts per email and address per window. */
-    loginRateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+const schema = z
+  .object({
+    env: z.string(),
+    port: z.coerce.number().int().min(0).max(65535),
+    host: z.string().min(1),
+    databaseUrl: postgresUrl.optional(),
+    /** How long a start waits for DATABASE_URL's server to accept connections (it may be starting beside Palaver). */
+    databaseRetrySeconds: z.coerce.number().nonnegative(),
+    redisUrl: z
+      .string()
+      .url()
+      .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// or rediss:// URL')
+      .optional(),
+    dataDir: z.string().min(1),
+    /** Proxies whose X-Forwarded-For is believed (addresses.ts); none by default: the TCP peer is the client. */
+    trustedProxies: addressList,
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /** `auto`: readable lines when the output is a terminal, JSON otherwise (files, pipes, log collectors). */
+    logFormat: z.enum(['auto', 'json', 'pretty']),
+    http: z.object({
+      jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
+      requestTimeoutMs: z.coerce.number().int().positive(),
+      /** Open connections one client address may hold (slow clients included); trusted proxies are not counted. */
+      maxConnectionsPerAddress: z.coerce.number().int().positive(),
     }),
-    /** Login attempts per client address (any email) per window. */
-    loginAddressRateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+    shutdownTimeoutMs: z.coerce.number().int().positive(),
+    admin: z.object({
+      email: z.string().email().optional(),
+      password: z.string().min(8, 'must be at least 8 characters').optional(),
+      sessionTtlSeconds: z.coerce.number().int().positive(),
+      /** Failed logins per email and client address per window; a right password starts it over. */
+      loginRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** Failed logins per client address (any email) per window. */
+      loginAddressRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** Failed logins per email from any address per window: keep the window short, it slows guessing from many addresses. */
+      loginEmailRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** Two-factor codes (sign-in, enrolment, turning it off) per operator per window. */
+      twoFactorRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** How long a password-reset link works. */
+      passwordResetTtlSeconds: z.coerce.number().int().positive(),
+      /** How long the second step of a sign-in (the two-factor code) may wait after the password. */
+      twoFactorChallengeTtlSeconds: z.coerce.number().int().positive(),
     }),
-  }),
-  /** Uploads (Client and Service API): a storage quota per account, and the sweeper of unsent uploads. */
-  media: z
-    .object({
-      /** The sum of an account's upload sizes may not pass this (413 storage_quota_exceeded). */
-      storageQuotaBytes: z.coerce.number().int().positive(),
-      /** The window of the two quotas below: bytes uploaded within the last this many seconds. */
-      quotaWindowSeconds: z.coerce.number().int().positive(),
-      /** What the visitors of one conversation may upload per window (429 conversation_upload_quota_exceeded). */
-      conversationQuotaBytes: z.coerce.number().int().positive(),
-      /** What one device may upload per window (429 device_upload_quota_exceeded). */
-      deviceQuotaBytes: z.coerce.number().int().positive(),
-      /** An upload no message refers to is deleted (row and file) once this old. */
-      unreferencedTtlSeconds: z.coerce.number().int().positive(),
-      /** How often each node sweeps. */
-      sweepIntervalSeconds: z.coerce.number().positive(),
-    })
-    // The window quotas count the uploads' rows: an unsent upload swept inside the window would stop counting.
-    .refine((media) => media.unreferencedTtlSeconds >= media.quotaWindowSeconds, {
-      message: 'must be at least media.quotaWindowSeconds (uploads are counted by their rows while in the window)',
-      path: ['unreferencedTtlSeconds'],
+    /**
+     * The address operators reach Palaver at (`https://chat.example.com`), for links Palaver makes
+     * (password resets). Unset: the address of the request (the CLI: http://localhost:<port>).
+     */
+    publicUrl: z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//.test(u), 'must be an http:// or https:// URL')
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
+    security: z.object({
+      /**
+       * log2 of scrypt's N for operator passwords. Hashes made with another cost are made again at
+       * the operator's next sign-in. Production refuses less than the default (see the refinement).
+       */
+      passwordHashCost: z.coerce.number().int().min(10).max(20),
     }),
-  webhooks: z.object({
-    allowPrivate: booleanLike,
-    /** Seconds before each attempt: the first is made at once (0), then the waits between retries. */
-    retrySchedule: secondsList.refine((list) => list[0] === 0, 'the first value (the first attempt) must be 0'),
-    timeoutMs: z.coerce.number().int().positive(),
-    pollIntervalMs: z.coerce.number().int().positive(),
-    maxInFlight: z.coerce.number().int().positive(),
-    maxPerService: z.coerce.number().int().positive(),
-    /** How long a rotated-out signing secret keeps signing beside the new one. */
-    secretGraceSeconds: z.coerce.number().int().nonnegative(),
-    /** Off only for a node that should accept writes but leave sending to others. */
-    enabled: booleanLike,
-  }),
-  /** Pushes to app devices (docs/push.md); the rest of their engine is the webhooks'. */
-  push: z.object({
-    /** Where FCM access tokens are asked for (JWT bearer grant). */
-    fcmTokenUrl: z.string().url(),
-    /** Base of FCM's send endpoint: {fcmSendUrl}/v1/projects/{project}/messages:send. */
-    fcmSendUrl: z.string().url(),
-  }),
-  client: z.object({
-    /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
-    typingTimeoutMs: z.coerce.number().int().positive(),
-    /** Upload caps per kind of file (media/types.ts says which types are of which kind). */
-    mediaMaxBytes: z.object({
-      image: z.coerce.number().int().positive(),
-      document: z.coerce.number().int().positive(),
-      audio: z.coerce.number().int().positive(),
-      video: z.coerce.number().int().positive(),
+    /** Uploads (Client and Service API): a storage quota per account, and the sweeper of unsent uploads. */
+    media: z
+      .object({
+        /** The sum of an account's upload sizes may not pass this (413 storage_quota_exceeded). */
+        storageQuotaBytes: z.coerce.number().int().positive(),
+        /** The window of the two quotas below: bytes uploaded within the last this many seconds. */
+        quotaWindowSeconds: z.coerce.number().int().positive(),
+        /** What the visitors of one conversation may upload per window (429 conversation_upload_quota_exceeded). */
+        conversationQuotaBytes: z.coerce.number().int().positive(),
+        /** What one device may upload per window (429 device_upload_quota_exceeded). */
+        deviceQuotaBytes: z.coerce.number().int().positive(),
+        /** An upload no message refers to is deleted (row and file) once this old. */
+        unreferencedTtlSeconds: z.coerce.number().int().positive(),
+        /** How often each node sweeps. */
+        sweepIntervalSeconds: z.coerce.number().positive(),
+      })
+      // The window quotas count the uploads' rows: an unsent upload swept inside the window would stop counting.
+      .refine((media) => media.unreferencedTtlSeconds >= media.quotaWindowSeconds, {
+        message: 'must be at least media.quotaWindowSeconds (uploads are counted by their rows while in the window)',
+        path: ['unreferencedTtlSeconds'],
+      }),
+    webhooks: z.object({
+      allowPrivate: booleanLike,
+      /** Seconds before each attempt: the first is made at once (0), then the waits between retries. */
+      retrySchedule: secondsList.refine((list) => list[0] === 0, 'the first value (the first attempt) must be 0'),
+      timeoutMs: z.coerce.number().int().positive(),
+      pollIntervalMs: z.coerce.number().int().positive(),
+      maxInFlight: z.coerce.number().int().positive(),
+      maxPerService: z.coerce.number().int().positive(),
+      /** How long a rotated-out signing secret keeps signing beside the new one. */
+      secretGraceSeconds: z.coerce.number().int().nonnegative(),
+      /** Off only for a node that should accept writes but leave sending to others. */
+      enabled: booleanLike,
     }),
-    /** The longest a registered user's authorization header may be valid for, from now. */
-    authorizationMaxLifetimeSeconds: z.coerce.number().int().positive(),
-    /** How long a rotated-out authorization secret still verifies users' headers. */
-    authorizationSecretGraceSeconds: z.coerce.number().int().nonnegative(),
-    /** How long browsers may keep a CORS preflight answer. */
-    corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
-    /** Writes per device (messages, uploads, events, registrations) per window. */
-    rateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+    /** Pushes to app devices (docs/push.md); the rest of their engine is the webhooks'. */
+    push: z.object({
+      /** Where FCM access tokens are asked for (JWT bearer grant). */
+      fcmTokenUrl: z.string().url(),
+      /** Base of FCM's send endpoint: {fcmSendUrl}/v1/projects/{project}/messages:send. */
+      fcmSendUrl: z.string().url(),
     }),
-    /** The same writes per client address (every device and account behind it together) per window. */
-    addressRateLimit: z.object({
-      points: z.coerce.number().int().positive(),
-      durationSeconds: z.coerce.number().int().positive(),
+    client: z.object({
+      /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
+      typingTimeoutMs: z.coerce.number().int().positive(),
+      /** Upload caps per kind of file (media/types.ts says which types are of which kind). */
+      mediaMaxBytes: z.object({
+        image: z.coerce.number().int().positive(),
+        document: z.coerce.number().int().positive(),
+        audio: z.coerce.number().int().positive(),
+        video: z.coerce.number().int().positive(),
+      }),
+      /**
+       * The longest a registered user's authorization header may be valid for, from now. At most a
+       * year: a bounded lifetime is part of what keeps a header from being re-split (authorization.ts).
+       */
+      authorizationMaxLifetimeSeconds: z.coerce
+        .number()
+        .int()
+        .positive()
+        .max(366 * 86400),
+      /** How long a rotated-out authorization secret still verifies users' headers. */
+      authorizationSecretGraceSeconds: z.coerce.number().int().nonnegative(),
+      /** How long browsers may keep a CORS preflight answer. */
+      corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
+      /** Writes per device (messages, uploads, events, registrations) per window. */
+      rateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** The same writes per client address (every device and account behind it together) per window. */
+      addressRateLimit: z.object({
+        points: z.coerce.number().int().positive(),
+        durationSeconds: z.coerce.number().int().positive(),
+      }),
+      /** Open sockets per client address on one node; more are refused (too_many_connections). */
+      maxSocketsPerAddress: z.coerce.number().int().positive(),
     }),
-    /** Open sockets per client address on one node; more are refused (too_many_connections). */
-    maxSocketsPerAddress: z.coerce.number().int().positive(),
-  }),
-  /** Single sign-on (docs/security.md): an OpenID provider beside, or instead of, passwords. */
-  sso: z
-    .object({
-      oidc: oidc.optional(),
-      /** false: POST /adminApi/login answers 403 password_sign_in_disabled; the sign-in page shows only the SSO button. */
-      passwordSignIn: booleanLike,
-    })
-    // Without a provider, turning passwords off would leave nobody a way in.
-    .refine((sso) => sso.passwordSignIn || sso.oidc !== undefined, {
-      message: 'can be false only with sso.oidc configured (nobody could sign in)',
-      path: ['passwordSignIn'],
+    demo: booleanLike,
+    /**
+     * GET / shows a page with the chat widget on one account (the first one, unless named): what
+     * a newcomer sees after the first `npm start`. Off in production, where / answers 404.
+     */
+    demoPage: z.object({
+      enabled: booleanLike,
+      /** The identification of the account the page uses; unset: the oldest account. */
+      account: z.string().min(1).optional(),
     }),
-  demo: booleanLike,
-  /**
-   * GET / shows a page with the chat widget on one account (the first one, unless named): what
-   * a newcomer sees after the first `npm start`. Off in production, where / answers 404.
-   */
-  demoPage: z.object({
-    enabled: booleanLike,
-    /** The identification of the account the page uses; unset: the oldest account. */
-    account: z.string().min(1).optional(),
-  }),
-  metrics: z
-    .object({
-      /** Set: GET /metrics needs `Authorization: Bearer <token>`. Unset (the default): /metrics is open. */
-      token: z.string().min(16, 'must be at least 16 characters').optional(),
-    })
-    .default({}),
-});
+    metrics: z
+      .object({
+        /** Set: GET /metrics needs `Authorization: Bearer <token>`. */
+        token: z.string().min(16, 'must be at least 16 characters').optional(),
+        /**
+         * Without a token: true serves /metrics to anyone (development and test; in production only
+         * behind a proxy that keeps it from the outside), false answers 404 (production's default).
+         */
+        open: booleanLike.default(false),
+      })
+      .default({ open: false }),
+    /** Single sign-on (docs/security.md): an OpenID provider beside, or instead of, passwords. */
+    sso: z
+      .object({
+        oidc: oidc.optional(),
+        /** false: POST /adminApi/login answers 403 password_sign_in_disabled; the sign-in page shows only the SSO button. */
+        passwordSignIn: booleanLike,
+      })
+      // Without a provider, turning passwords off would leave nobody a way in.
+      .refine((sso) => sso.passwordSignIn || sso.oidc !== undefined, {
+        message: 'can be false only with sso.oidc configured (nobody could sign in)',
+        path: ['passwordSignIn'],
+      }),
+  })
+  .superRefine((config, ctx) => {
+    // A lower cost is for the tests' speed; in production it would make stolen hashes cheap to crack.
+    if (config.env === 'production' && config.security.passwordHashCost < DEFAULT_HASH_COST) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['security', 'passwordHashCost'],
+        message: `must be at least ${DEFAULT_HASH_COST} in production`,
+      });
+    }
+    // The redirect URI the provider is told of, and where the callback sends the browser back, are
+    // made from it; the address of the request would be whatever Host header the caller sent.
+    if (config.sso.oidc && config.publicUrl === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['publicUrl'],
+        message: 'is required with sso.oidc (the redirect URI is <publicUrl>/adminApi/sso/callback)',
+      });
+    }
+  });
 
 export type Config = z.infer<typeof schema>;
 
@@ -239,6 +299,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PORT', ['port']],
   ['HOST', ['host']],
   ['DATABASE_URL', ['databaseUrl']],
+  ['PALAVER_DATABASE_RETRY_SECONDS', ['databaseRetrySeconds']],
   ['REDIS_URL', ['redisUrl']],
   ['PALAVER_DATA_DIR', ['dataDir']],
   ['PALAVER_TRUSTED_PROXIES', ['trustedProxies']],
@@ -259,7 +320,6 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_SSO_ISSUER', ['sso', 'oidc', 'issuer']],
   ['PALAVER_SSO_CLIENT_ID', ['sso', 'oidc', 'clientId']],
   ['PALAVER_SSO_CLIENT_SECRET', ['sso', 'oidc', 'clientSecret']],
-  ['PALAVER_SSO_PUBLIC_URL', ['sso', 'oidc', 'publicUrl']],
   ['PALAVER_SSO_SCOPES', ['sso', 'oidc', 'scopes']],
   ['PALAVER_SSO_NAME', ['sso', 'oidc', 'name']],
   ['PALAVER_SSO_CREATE_OPERATORS', ['sso', 'oidc', 'createOperators']],
@@ -269,6 +329,9 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_MEDIA_CONVERSATION_QUOTA_BYTES', ['media', 'conversationQuotaBytes']],
   ['PALAVER_MEDIA_DEVICE_QUOTA_BYTES', ['media', 'deviceQuotaBytes']],
   ['PALAVER_MEDIA_UNSENT_TTL_SECONDS', ['media', 'unreferencedTtlSeconds']],
+  ['PALAVER_METRICS_OPEN', ['metrics', 'open']],
+  ['PALAVER_PUBLIC_URL', ['publicUrl']],
+  ['PALAVER_PASSWORD_HASH_COST', ['security', 'passwordHashCost']],
 ];
 
 export class ConfigError extends Error {

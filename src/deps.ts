@@ -40,10 +40,14 @@ export interface AppDeps {
   addressWriteLimiter: RateLimiterAbstract;
   /** The Socket.IO gateway: REST changes are published to sockets through it, after commit. */
   realtime: Gateway;
-  /** Admin logins per email. */
+  /** Failed admin logins per email and client address. */
   loginLimiter: RateLimiterAbstract;
-  /** Admin logins per client address. */
+  /** Failed admin logins per client address, any email. */
   loginAddressLimiter: RateLimiterAbstract;
+  /** Failed admin logins per email, from any address (a short window: it slows, never locks out for long). */
+  loginEmailLimiter: RateLimiterAbstract;
+  /** Two-factor codes per operator (sign-in, enrolment, turning it off). */
+  twoFactorLimiter: RateLimiterAbstract;
   /** Whose X-Forwarded-For is believed: the client address of requests and socket handshakes. */
   trustedProxies: TrustedProxies;
 }

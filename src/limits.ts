@@ -70,3 +70,30 @@ export async function consumeWrite(
   await consumeOrRefuse(limiters.addressWriteLimiter, address);
   await consumeOrRefuse(limiters.writeLimiter, deviceKey);
 }
+
+/** Points taken by consumeEachOrRefuse(): given back when what they counted turns out not to count. */
+export interface Taken {
+  giveBack(): Promise<void>;
+}
+
+/**
+ * Takes one point of each limiter for its key, in order. Refused by one, gives back what the
+ * ones before it took (the call was not tried, so it counts for none) and answers 429 with the
+ * refusing limiter's Retry-After.
+ */
+export async function consumeEachOrRefuse(counts: ReadonlyArray<readonly [RateLimiterAbstract, string]>): Promise<Taken> {
+  const taken: Array<readonly [RateLimiterAbstract, string]> = [];
+  const giveBack = async () => {
+    await Promise.all(taken.splice(0).map(([limiter, key]) => limiter.reward(key, 1)));
+  };
+  for (const count of counts) {
+    try {
+      await consumeOrRefuse(...count);
+    } catch (err) {
+      await giveBack();
+      throw err;
+    }
+    taken.push(count);
+  }
+  return { giveBack };
+}

@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { DriverException } from '@mikro-orm/core';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
@@ -49,13 +50,29 @@ export function serializeError(err: unknown, depth = 0): unknown {
 }
 
 /**
+ * An access line (`msg: "request"` with method, path, status, ms) as one readable line,
+ * `GET /messages 200 4ms`: pino-pretty would print each field on a line of its own, six lines per
+ * request. Its requestId is left out at the terminal (the JSON lines keep it).
+ */
+export function readableAccessLine(line: Record<string, unknown>): Record<string, unknown> {
+  const { method, path, status, ms, requestId: _requestId, ...rest } = line;
+  if (line.msg !== 'request' || typeof method !== 'string' || typeof path !== 'string') return line;
+  return { ...rest, msg: `${method} ${path} ${String(status)} ${String(ms)}ms` };
+}
+
+/**
  * Readable lines for a person at a terminal (`logFormat` auto or pretty), written synchronously:
  * development only needs them legible, not fast. JSON everywhere else.
  */
 function destination(format: Config['logFormat'], fd: 1 | 2): DestinationStream {
   const terminal = (fd === 1 ? process.stdout : process.stderr).isTTY;
   if (format === 'json' || (format === 'auto' && !terminal)) return pino.destination(fd);
-  return pretty({ destination: fd, sync: true, colorize: terminal, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' });
+  const prettify = pretty.prettyFactory({ colorize: terminal, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' });
+  return {
+    write(json: string) {
+      writeSync(fd, prettify(readableAccessLine(JSON.parse(json) as Record<string, unknown>)));
+    },
+  };
 }
 
 /**

@@ -1,9 +1,6 @@
 // `npm start`: read the configuration, serve, and stop cleanly on SIGTERM or SIGINT.
 import { ConfigError, loadConfig } from './config.ts';
-import { DataDirInUseError } from './db/data-dir-lock.ts';
 import { createLogger } from './logger.ts';
-import { startServer } from './server.ts';
-import { demoBanner } from './setup/bootstrap.ts';
 
 let config;
 try {
@@ -15,9 +12,16 @@ try {
 }
 
 const logger = createLogger(config);
+// Said before the rest of the server is loaded (seconds, under tsx), so that a start is never silent.
+logger.info({ env: config.env, port: config.port }, `starting Palaver (NODE_ENV ${config.env}, port ${config.port})`);
+const { DataDirInUseError } = await import('./db/data-dir-lock.ts');
+const { DatabaseUnreachableError } = await import('./db/orm.ts');
+const { PortInUseError, startServer } = await import('./server.ts');
+const { demoBanner } = await import('./setup/bootstrap.ts');
+
 try {
   const server = await startServer(config, logger);
-  if (server.demo) process.stdout.write(`${demoBanner(server.demo, server.url)}\n`);
+  if (server.demo) process.stdout.write(`${demoBanner(server.demo, server.url, config.dataDir)}\n`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -38,7 +42,7 @@ try {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 } catch (err) {
-  if (err instanceof DataDirInUseError) {
+  if (err instanceof DataDirInUseError || err instanceof PortInUseError || err instanceof DatabaseUnreachableError) {
     logger.fatal(err.message);
   } else {
     logger.fatal({ err }, 'start failed');

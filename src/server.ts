@@ -1,13 +1,14 @@
-// Builds one running Palaver: database (migrated), bootstrap, Koa app, HTTP server, the
-// delivery worker, and a close() that stops accepting, lets in-flight requests and webhook
+// Builds one running Palaver: the HTTP port (bound first), database (migrated), bootstrap, Koa
+// app, the delivery worker, and a close() that stops accepting, lets in-flight requests and webhook
 // attempts finish and closes the database.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
-import { migrate, openDatabase } from './db/orm.ts';
+import { migrate, openDatabase, type Database } from './db/orm.ts';
+import { buildEnvelope } from './presenters/envelope.ts';
 import type { AppDeps } from './deps.ts';
 import { createApp } from './http/app.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -64,8 +65,55 @@ function createRedis(url: string, logger: Logger): Redis {
   return redis;
 }
 
+/** The port is held by another program: said in one line, with what to do. */
+export class PortInUseError extends Error {
+  constructor(
+    readonly port: number,
+    readonly host: string,
+  ) {
+    super(`Port ${port} (${host}) is in use by another program (EADDRINUSE): stop it, or start Palaver with another PORT.`);
+    this.name = 'PortInUseError';
+  }
+}
+
+/**
+ * Until the app is built, requests are answered 503 `starting` (the envelope of every answer),
+ * so that a port taken early never reaches a client half set up.
+ */
+function answerStarting(req: IncomingMessage, res: ServerResponse): void {
+  const envelope = buildEnvelope({ path: req.url ?? '/', method: req.method ?? 'GET', startedAt: process.hrtime.bigint() }, false, {
+    notifications: [{ type: 'error', message: 'starting' }],
+  });
+  res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }).end(JSON.stringify(envelope));
+}
+
+/** Binds the port: what most often fails at start (another program on it), so it is done before anything is written. */
+async function listen(http: Server, config: Pick<Config, 'port' | 'host'>): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(config.port, config.host) : err);
+    http.once('error', failed);
+    http.listen(config.port, config.host, () => {
+      http.off('error', failed);
+      resolve();
+    });
+  });
+}
+
 export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
-  const db = await openDatabase(config, logger);
+  let handler: RequestListener = answerStarting;
+  const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, (req, res) => handler(req, res));
+  const trustedProxies = new TrustedProxies(config.trustedProxies);
+  capConnectionsPerAddress(http, { max: config.http.maxConnectionsPerAddress, trustedProxies, logger });
+  // The port first: a start that cannot serve writes nothing (no demo setup made by a start that
+  // then fails on a port another program holds).
+  await listen(http, config);
+  let db: Database;
+  try {
+    db = await openDatabase(config, logger);
+  } catch (err) {
+    await new Promise((resolve) => http.close(resolve));
+    throw err;
+  }
   let redis: Redis | undefined;
   try {
     await migrate(db, logger);
@@ -87,7 +135,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
-    const trustedProxies = new TrustedProxies(config.trustedProxies);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
@@ -123,17 +170,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       addressWriteLimiter,
       loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis, redisFallback),
       loginAddressLimiter: createLimiter('login-addresses', config.admin.loginAddressRateLimit, redis, redisFallback),
+      loginEmailLimiter: createLimiter('login-emails', config.admin.loginEmailRateLimit, redis, redisFallback),
+      twoFactorLimiter: createLimiter('two-factor', config.admin.twoFactorRateLimit, redis, redisFallback),
       trustedProxies,
       realtime,
     };
     const app = createApp(deps);
-    const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, app.callback());
-    capConnectionsPerAddress(http, { max: config.http.maxConnectionsPerAddress, trustedProxies, logger });
+    const callback = app.callback();
+    handler = (req, res) => void callback(req, res);
     realtime.attach(http);
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject);
-      http.listen(config.port, config.host, () => resolve());
-    });
     const { port } = http.address() as AddressInfo;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     worker?.start();
@@ -147,7 +192,12 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
     );
     sweeper.start();
-    logger.info({ port, embeddedDatabase: db.embedded }, 'palaver listening');
+    logger.info({ port, embeddedDatabase: db.embedded }, `palaver listening on http://${shownHost}:${port}`);
+    if (config.metrics.token === undefined && !config.metrics.open) {
+      logger.warn(
+        '/metrics answers 404: set metrics.token (PALAVER_METRICS_TOKEN) for your scraper, or metrics.open (PALAVER_METRICS_OPEN=true) if a proxy keeps /metrics from the outside',
+      );
+    }
 
     let closing: Promise<void> | undefined;
     const close = () => {
@@ -172,6 +222,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   } catch (err) {
     redis?.disconnect();
     await db.close();
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
     throw err;
   }
 }

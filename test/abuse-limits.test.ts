@@ -1,5 +1,5 @@
 // Issue 13: client addresses are taken from X-Forwarded-For only as far as trusted proxies
-// vouch for it; logins are limited per email and per address; Client API writes per address as
+// vouch for it; failed logins are limited per email and address, per address and (briefly) per email; Client API writes per address as
 // well as per device; a storage quota per account; the sweeper of unsent uploads; sockets
 // capped per address. Each test runs its own server with small limits, and uses fresh emails
 // and addresses, as with Redis the counts outlive a server (and a run).
@@ -9,6 +9,7 @@ import path from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { io } from 'socket.io-client';
+import { WebSocket } from 'ws';
 import { TrustedProxies } from '../src/addresses.ts';
 import { createOperator } from '../src/tenancy/operators.ts';
 import type { AccountData } from './support/factories.ts';
@@ -86,25 +87,87 @@ describe('client addresses and trusted proxies', function () {
     }
   });
 
-  it('limits logins per email too, from any address', async () => {
+  it('slows failed logins per email from any address for a short window, then lets the right password in', async () => {
     const server = await startTestServer({
-      admin: { loginRateLimit: { points: 3, durationSeconds: 900 }, loginAddressRateLimit: { points: 1000, durationSeconds: 900 } },
+      admin: { loginEmailRateLimit: { points: 3, durationSeconds: 2 } },
       trustedProxies: ['127.0.0.1'],
     });
     try {
       const api = client(server.url);
-      const email = freshEmail('many-places');
-      const statuses: number[] = [];
+      const operator = { email: freshEmail('many-places'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const answers = [];
       for (let i = 0; i < 5; i++) {
-        statuses.push(
-          (await api.post('/adminApi/login', { json: { email, password: `try ${i}` }, headers: { 'x-forwarded-for': freshAddress() } }))
-            .status,
-        );
+        const json = { email: operator.email, password: `try ${i}` };
+        answers.push(await api.post('/adminApi/login', { json, headers: { 'x-forwarded-for': freshAddress() } }));
       }
-      expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
+      expect(answers.map((a) => a.status)).to.deep.equal([401, 401, 401, 429, 429]);
+      const retryAfter = Number(answers[4]?.headers.get('retry-after'));
+      expect(retryAfter).to.be.within(1, 2);
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
+      const right = await api.post('/adminApi/login', { json: operator, headers: { 'x-forwarded-for': freshAddress() } });
+      expect(right.status, right.text).to.equal(200);
     } finally {
       await server.stop();
     }
+  });
+
+  describe('with the default login limits', () => {
+    let server: TestServer;
+    const api = () => client(server.url);
+    const login = (json: { email: string; password: string }, address: string) =>
+      api().post('/adminApi/login', { json, headers: { 'x-forwarded-for': address } });
+
+    before(async () => {
+      // config/default.json's limits (the test configuration lifts them).
+      server = await startTestServer({
+        trustedProxies: ['127.0.0.1'],
+        admin: {
+          loginRateLimit: { points: 10, durationSeconds: 900 },
+          loginAddressRateLimit: { points: 30, durationSeconds: 900 },
+          loginEmailRateLimit: { points: 20, durationSeconds: 60 },
+        },
+      });
+    });
+    after(async () => {
+      await server.stop();
+    });
+
+    it('never counts a successful sign-in: 35 in a row from one address all succeed', async () => {
+      const operator = { email: freshEmail('walkthrough'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const address = freshAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 35; i++) statuses.push((await login(operator, address)).status);
+      expect(statuses).to.deep.equal(Array<number>(35).fill(200));
+    });
+
+    it("limits one address's failures for one email, never the right password from another address", async () => {
+      const operator = { email: freshEmail('victim'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const attacker = freshAddress();
+      const answers = [];
+      for (let i = 0; i < 12; i++) answers.push(await login({ email: operator.email, password: `guess ${i}` }, attacker));
+      expect(answers.map((a) => a.status)).to.deep.equal([...Array<number>(10).fill(401), 429, 429]);
+      expect(Number(answers[11]?.headers.get('retry-after'))).to.be.within(800, 900);
+      expect(answers[11]?.body.notifications[0]?.message).to.equal('too_many_requests');
+      // The pair is limited, even for the right password (it would tell the guesser it is right).
+      expect((await login(operator, attacker)).status).to.equal(429);
+      const elsewhere = await login(operator, freshAddress());
+      expect(elsewhere.status, elsewhere.text).to.equal(200);
+    });
+
+    it("starts a pair's count over at the right password", async () => {
+      const operator = { email: freshEmail('typo'), password: 'the right password' };
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      const address = freshAddress();
+      const wrong = async () => (await login({ email: operator.email, password: 'typo' }, address)).status;
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i++) statuses.push(await wrong());
+      statuses.push((await login(operator, address)).status);
+      for (let i = 0; i < 9; i++) statuses.push(await wrong());
+      expect(statuses).to.deep.equal([...Array<number>(9).fill(401), 200, ...Array<number>(9).fill(401)]);
+    });
   });
 
   it('with trustedProxies = 127.0.0.1, counts the address behind it', async () => {
@@ -319,6 +382,118 @@ describe('quotas: writes per address, storage, unsent uploads, sockets', functio
     }
   });
 });
+
+/**
+ * A raw Engine.IO connection over WebSocket (no socket.io-client, which never does this): it
+ * sends the Socket.IO CONNECT packets it is told to and records the answers.
+ */
+async function rawEngineConnection(url: string, from: string) {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`, {
+    headers: { 'x-forwarded-for': from },
+  });
+  const packets: string[] = [];
+  ws.on('message', (data: Buffer) => {
+    const text = data.toString();
+    if (text === '2') ws.send('3');
+    else packets.push(text);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return {
+    packets,
+    /** "40" + auth: a Socket.IO CONNECT of namespace "/". */
+    connect: (auth: unknown) => ws.send(`40${JSON.stringify(auth)}`),
+    /** "41": a Socket.IO DISCONNECT of namespace "/", the connection left open. */
+    leave: () => ws.send('41'),
+    close: () => new Promise<void>((resolve) => (ws.once('close', () => resolve()), ws.close())),
+  };
+}
+
+describe('sockets per address, one Engine.IO connection at a time', function () {
+  this.timeout(30_000);
+
+  it('a connection sending CONNECT for / twice holds one place, and gives it back when closed', async () => {
+    const server = await startTestServer({ trustedProxies: ['127.0.0.1'], client: { maxSocketsPerAddress: 2 } });
+    const sockets: Array<ReturnType<typeof io>> = [];
+    try {
+      const account = await freshAccount(server);
+      const address = freshAddress();
+      const device = async () => {
+        const widget = new Widget(account, undefined, undefined, '', server.url);
+        expect((await widget.register()).status).to.equal(200);
+        return { identification: `${account.identification}:${widget.deviceId}` };
+      };
+      for (let n = 0; n < 3; n++) {
+        const raw = await rawEngineConnection(server.url, address);
+        // Two at once (Socket.IO ignores a CONNECT for a namespace the connection already has a
+        // socket of, but not one arriving while the first is still being authenticated).
+        const [a, b, c] = await Promise.all([device(), device(), device()]);
+        raw.connect(a);
+        raw.connect(b);
+        await until(
+          () => raw.packets.filter((p) => p.startsWith('4')).length >= 2,
+          () => raw.packets.join(' '),
+        );
+        const answers = raw.packets.filter((p) => p.startsWith('4'));
+        expect(
+          answers.filter((p) => p.startsWith('40{"sid"')),
+          answers.join(' '),
+        ).to.have.length(1);
+        expect(
+          answers.filter((p) => p.startsWith('44{"message":"too_many_connections"')),
+          answers.join(' '),
+        ).to.have.length(1);
+        // Then the namespace left ("41") and joined again on the same connection.
+        raw.leave();
+        // Handled on the next tick: a CONNECT read before would be an invalid state (the connection closed).
+        await new Promise((r) => setTimeout(r, 100));
+        raw.connect(c);
+        await until(
+          () => raw.packets.filter((p) => p.startsWith('4')).length >= 3,
+          () => raw.packets.join(' '),
+        );
+        expect(raw.packets.at(-1)).to.match(/^40\{"sid"/);
+        await raw.close();
+      }
+      // Every place came back: the address opens the whole cap.
+      const open = async () => {
+        const socket = io(server.url, {
+          path: '/socket.io',
+          transports: ['websocket'],
+          reconnection: false,
+          extraHeaders: { 'x-forwarded-for': address },
+          auth: await device(),
+        });
+        sockets.push(socket);
+        return new Promise<string>((resolve) => {
+          socket.once('connect', () => resolve('connected'));
+          socket.once('connect_error', (err: Error) => resolve(err.message));
+        });
+      };
+      const opened: string[] = [];
+      // The server sees the raw connections close a moment after the client does.
+      for (let i = 0; i < 20 && opened.filter((o) => o === 'connected').length < 2; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 100));
+        opened.push(await open());
+      }
+      expect(opened.filter((o) => o === 'connected')).to.have.length(2);
+      expect(await open(), 'and no more').to.equal('too_many_connections');
+    } finally {
+      for (const socket of sockets) socket.disconnect();
+      await server.stop();
+    }
+  });
+});
+
+async function until(condition: () => boolean, what: () => string, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error(`timed out: ${what()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('open connections per address', function () {
   this.timeout(30_000);

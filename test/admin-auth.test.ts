@@ -63,7 +63,11 @@ describe('Admin API: login and tokens', () => {
     await createOperator(sharedServer().deps.db.orm.em.fork(), {
       email,
       password: 'limited password',
-      grants: [{ accountId: account.id, permission: 'services:edit' }],
+      // A new Service's answer holds its API key: services:edit with conversations:read.
+      grants: [
+        { accountId: account.id, permission: 'services:edit' },
+        { accountId: account.id, permission: 'conversations:read' },
+      ],
     });
     const login = await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'limited password' } });
     const token = login.body.data.token;

@@ -4,6 +4,7 @@
 // turned off.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import { Secret, TOTP } from 'otpauth';
 import { client } from './support/http.ts';
 import { signInThroughProvider } from './support/oidc-provider.ts';
 import { startSsoServer, type SsoSetup } from './support/sso.ts';
@@ -73,6 +74,53 @@ describe('Single sign-on (OpenID Connect)', function () {
       const again = await exchange(s.server, code);
       expect(again.status).to.equal(400);
       expect(again.body.notifications[0]?.message).to.equal('sso_code_invalid');
+    });
+
+    it('still asks an operator with two-factor sign-in for the code: the exchange gives a challenge, not a token', async () => {
+      const address = email('totp');
+      const password = 'a long enough password';
+      const token = await adminTokenOf(s.server);
+      const created = await client(s.server.url).post<{ id: number }>('/adminApi/operators', {
+        token,
+        json: { email: address.toLowerCase(), password, grants: [{ permission: 'accounts:read', accountId: null }] },
+      });
+      expect(created.status, created.text).to.equal(201);
+      const own = await client(s.server.url).post<{ token: string }>('/adminApi/login', { json: { email: address, password } });
+      const codeAt = (secret: string, steps = 0) =>
+        new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+          timestamp: Date.now() + steps * 30_000,
+        });
+      const started = await client(s.server.url).post<{ secret: string }>('/adminApi/me/two-factor', { token: own.body.data.token });
+      expect(started.status, started.text).to.equal(201);
+      const confirmed = await client(s.server.url).post('/adminApi/me/two-factor/confirm', {
+        token: own.body.data.token,
+        json: { code: codeAt(started.body.data.secret) },
+      });
+      expect(confirmed.status, confirmed.text).to.equal(200);
+
+      const run = await signInThroughProvider(s.server.url, address);
+      const code = run.fragment.get('sso-code') ?? '';
+      expect(code, run.landing.href).to.match(/^ssc_/);
+      const answer = await client(s.server.url).post<{ twoFactorRequired: boolean; challenge: string }>('/adminApi/sso/exchange', {
+        json: { code },
+      });
+      expect(answer.status, answer.text).to.equal(200);
+      expect(answer.body.data).to.not.have.property('token');
+      expect(answer.body.data.twoFactorRequired).to.equal(true);
+      expect((await exchange(s.server, code)).status, 'the code is used up').to.equal(400);
+
+      // A code of five minutes from now is outside the window: wrong.
+      const wrong = await client(s.server.url).post('/adminApi/login/two-factor', {
+        json: { challenge: answer.body.data.challenge, code: codeAt(started.body.data.secret, 10) },
+      });
+      expect(wrong.status).to.equal(401);
+      // The enrolment used the current step's code: the next step's is fresh.
+      const step = await client(s.server.url).post<{ token: string }>('/adminApi/login/two-factor', {
+        json: { challenge: answer.body.data.challenge, code: codeAt(started.body.data.secret, 1) },
+      });
+      expect(step.status, step.text).to.equal(200);
+      const me = await client(s.server.url).get<{ id: number }>('/adminApi/session', { token: step.body.data.token });
+      expect(me.body.data.id).to.equal(created.body.data.id);
     });
 
     it('refuses an email the provider has not verified', async () => {

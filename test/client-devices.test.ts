@@ -247,6 +247,64 @@ describe('Client API: devices and users', function () {
       expect(forged.body.notifications[0]?.message).to.equal('invalid_authorization');
     });
 
+    it('refuses a header re-split into another customer’s, whichever way the field boundaries move (401, nothing made)', async () => {
+      const hmac = (key: string, data: string) => createHmac('sha512', key).update(data).digest('hex');
+      const validUntil = String(Math.floor(Date.now() / 1000) + 3600);
+      // A key ending in 0, so that the boundary between key and validUntil can move too ("0" + validUntil is the same number).
+      let secret = 0;
+      while (!hmac(`application secret ${secret}`, 'customer-123').endsWith('0')) secret += 1;
+      const key = hmac(`application secret ${secret}`, 'customer-123');
+      const verifyHash = hmac(t.account.authorizationSecret, `customer-123${key}${validUntil}`);
+      const header = (identification: string, k: string, until: string) =>
+        Buffer.from(`${identification}|${k}|${until}|${verifyHash}`).toString('base64');
+      // Genuine: it signs in as customer-123.
+      const genuine = await new Widget(t.account, newDeviceId(), header('customer-123', key, validUntil)).register();
+      expect(genuine.status, genuine.text).to.equal(200);
+
+      // The same signed bytes (identification + key + validUntil) read with other boundaries.
+      const resplit: Array<[string, string, string, string]> = [
+        ['identification’s last character into the key', 'customer-12', `3${key}`, validUntil],
+        ['the key’s first characters into the identification', `customer-123${key.slice(0, 3)}`, key.slice(3), validUntil],
+        ['the key’s last 0 into validUntil', 'customer-12', `3${key.slice(0, -1)}`, `0${validUntil}`],
+      ];
+      for (const [how, identification, k, until] of resplit) {
+        const widget = new Widget(t.account, newDeviceId(), header(identification, k, until));
+        const answer = await widget.register();
+        expect(answer.status, `${how}: ${answer.text}`).to.equal(401);
+        expect(answer.body.notifications[0]?.message, how).to.equal('invalid_authorization');
+        expect(await em().count(DeviceSchema, { uniqueAppDeviceId: widget.deviceId }), how).to.equal(0);
+      }
+      const users = await em().find(UserSchema, { accountId: t.account.id, kind: 'registered' });
+      expect(users.map((u) => u.uniqueIdentifier)).to.deep.equal(['customer-123']);
+    });
+
+    it('accepts only a 128-hex-character key and canonical decimal seconds in validUntil', async () => {
+      const hmac = (key: string, data: string) => createHmac('sha512', key).update(data).digest('hex');
+      const now = Math.floor(Date.now() / 1000);
+      const signed = (key: string, validUntil: string) =>
+        Buffer.from(`customer-77|${key}|${validUntil}|${hmac(t.account.authorizationSecret, `customer-77${key}${validUntil}`)}`).toString(
+          'base64',
+        );
+      const key = hmac('own secret', 'customer-77');
+      const cases: Array<[string, string, number]> = [
+        [key, String(now + 3600), 200],
+        [key.toUpperCase(), String(now + 3600), 200],
+        ['a-short-key', String(now + 3600), 401],
+        [key.slice(0, 127), String(now + 3600), 401],
+        [`${key}0`, String(now + 3600), 401],
+        [`${key.slice(0, 127)}g`, String(now + 3600), 401],
+        [key, `0${now + 3600}`, 401],
+        [key, `+${now + 3600}`, 401],
+        [key, `${now + 3600}.0`, 401],
+        [key, `000000000000${now + 3600}`, 401],
+      ];
+      for (const [k, validUntil, status] of cases) {
+        const answer = await new Widget(t.account, newDeviceId(), signed(k, validUntil)).register();
+        expect(answer.status, `${k} ${validUntil}`).to.equal(status);
+        if (status === 401) expect(answer.body.notifications[0]?.message).to.equal('invalid_authorization');
+      }
+    });
+
     it('refuses a header valid for longer than the configured maximum (30 days by default)', async () => {
       const answer = await new Widget(
         t.account,

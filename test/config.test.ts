@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -19,7 +19,7 @@ describe('configuration', () => {
     const dev = loadConfig({ env: { NODE_ENV: 'development' } });
     expect(dev.port).to.equal(3000);
     expect(dev.webhooks.allowPrivate).to.equal(true);
-    expect(dev.webhooks.retrySchedule).to.deep.equal([0, 5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(dev.webhooks.retrySchedule).to.deep.equal([0, 2, 5, 15, 60, 300, 1800, 7200]);
 
     const prod = loadConfig({
       env: {
@@ -35,6 +35,16 @@ describe('configuration', () => {
     expect(prod.webhooks.allowPrivate).to.equal(true);
     expect(prod.webhooks.retrySchedule).to.deep.equal([0, 2, 3]);
     expect(prod.databaseUrl).to.equal('postgresql://u@db:5432/palaver');
+  });
+
+  it('keeps the production password hash cost at the default or above, and lets the tests go lower', () => {
+    expect(loadConfig({ env: { NODE_ENV: 'production' } }).security.passwordHashCost).to.equal(15);
+    expect(loadConfig({ env: { NODE_ENV: 'test' } }).security.passwordHashCost).to.equal(10);
+    expect(loadConfig({ env: { NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '16' } }).security.passwordHashCost).to.equal(16);
+    expect(() => loadConfig({ env: { NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '12' } }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals(['PALAVER_PASSWORD_HASH_COST (security.passwordHashCost): must be at least 15 in production']);
   });
 
   it('treats an empty variable as unset', () => {
@@ -74,7 +84,7 @@ describe('configuration', () => {
       PALAVER_SSO_ISSUER: 'https://id.example.com/realms/staff',
       PALAVER_SSO_CLIENT_ID: 'palaver',
       PALAVER_SSO_CLIENT_SECRET: 'a secret of sixteen or more',
-      PALAVER_SSO_PUBLIC_URL: 'https://chat.example.com/',
+      PALAVER_PUBLIC_URL: 'https://chat.example.com/',
     };
 
     it('is off by default, with password sign-in on', () => {
@@ -84,11 +94,11 @@ describe('configuration', () => {
 
     it('reads the provider from variables, with defaults for the rest', () => {
       const config = loadConfig({ env: oidcEnv });
+      expect(config.publicUrl).to.equal('https://chat.example.com');
       expect(config.sso.oidc).to.deep.equal({
         issuer: 'https://id.example.com/realms/staff',
         clientId: 'palaver',
         clientSecret: 'a secret of sixteen or more',
-        publicUrl: 'https://chat.example.com',
         scopes: ['openid', 'email'],
         name: 'single sign-on',
         createOperators: false,
@@ -114,8 +124,12 @@ describe('configuration', () => {
       ]);
       expect(loadConfig({ env: { ...oidcEnv, PALAVER_SSO_CREATE_OPERATORS: 'off' } }).sso.oidc?.createOperators).to.equal(false);
       expect(
-        loadConfig({ overrides: { sso: { oidc: { ...loadConfig({ env: oidcEnv }).sso.oidc, createOperators: [] } } } }).sso.oidc
-          ?.createOperators,
+        loadConfig({
+          overrides: {
+            publicUrl: 'https://chat.example.com',
+            sso: { oidc: { ...loadConfig({ env: oidcEnv }).sso.oidc, createOperators: [] } },
+          },
+        }).sso.oidc?.createOperators,
       ).to.deep.equal([]);
     });
 
@@ -126,7 +140,7 @@ describe('configuration', () => {
             NODE_ENV: 'production',
             PALAVER_SSO_ISSUER: 'http://id.example.com',
             PALAVER_SSO_CLIENT_SECRET: 'short',
-            PALAVER_SSO_PUBLIC_URL: 'chat.example.com',
+            PALAVER_PUBLIC_URL: 'chat.example.com',
             PALAVER_SSO_SCOPES: 'openid profile',
             PALAVER_SSO_CREATE_OPERATORS: 'conversations:read@3,reading@*,accounts:read',
           },
@@ -136,7 +150,7 @@ describe('configuration', () => {
       expect(text).to.include('PALAVER_SSO_ISSUER (sso.oidc.issuer): must be an https:// URL');
       expect(text).to.include('PALAVER_SSO_CLIENT_ID (sso.oidc.clientId)');
       expect(text).to.include('PALAVER_SSO_CLIENT_SECRET (sso.oidc.clientSecret): must be at least 16 characters');
-      expect(text).to.include('PALAVER_SSO_PUBLIC_URL (sso.oidc.publicUrl)');
+      expect(text).to.include('PALAVER_PUBLIC_URL (publicUrl)');
       expect(text).to.include('PALAVER_SSO_SCOPES (sso.oidc.scopes): must include openid and email');
       expect(text).to.include('sso.oidc.createOperators.1: names no permission');
       expect(text).to.include('sso.oidc.createOperators.2: must look like conversations:read@3');
@@ -148,5 +162,43 @@ describe('configuration', () => {
         'PALAVER_PASSWORD_SIGN_IN (sso.passwordSignIn): can be false only with sso.oidc configured (nobody could sign in)',
       ]);
     });
+
+    it('needs the top-level publicUrl (PALAVER_PUBLIC_URL) with a provider: the redirect URI is made from it', () => {
+      const err = configError(() => loadConfig({ env: { ...oidcEnv, PALAVER_PUBLIC_URL: undefined } }));
+      expect(err.problems).to.deep.equal([
+        'PALAVER_PUBLIC_URL (publicUrl): is required with sso.oidc (the redirect URI is <publicUrl>/adminApi/sso/callback)',
+      ]);
+      // The setting of the SSO branch before the merge is gone: one address for reset links and SSO.
+      expect(loadConfig({ env: { ...oidcEnv, PALAVER_SSO_PUBLIC_URL: 'https://other.example.com' } }).publicUrl).to.equal(
+        'https://chat.example.com',
+      );
+    });
+  });
+
+  it('docker-compose.yml: its nodes’ settings are valid in production, and its comments say where to sign in and how a bot on its network is reached', () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const compose = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    const operations = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
+    // `/` is 404 in production: the way in is the dashboard, as the operator the compose file names.
+    expect(compose).to.contain('http://localhost:8080/dashboard');
+    expect(compose).to.not.match(/localhost:8080\.?$/m);
+    const operator = /PALAVER_ADMIN_EMAIL: \$\{PALAVER_ADMIN_EMAIL:-([^}]+)\}/.exec(compose)?.[1];
+    expect(operator).to.equal('admin@example.com');
+    expect(operations).to.contain(`\`${operator}\``).and.to.contain('http://localhost:8080/dashboard');
+    // The key that lets webhooks reach a bot on the compose network is a real one.
+    expect(compose).to.match(/# PALAVER_WEBHOOK_ALLOW_PRIVATE: 'true'/);
+    const env = {
+      NODE_ENV: 'production',
+      DATABASE_URL: /DATABASE_URL: (\S+)/.exec(compose)?.[1],
+      REDIS_URL: /REDIS_URL: (\S+)/.exec(compose)?.[1],
+      PALAVER_TRUSTED_PROXIES: /PALAVER_TRUSTED_PROXIES: (\S+)/.exec(compose)?.[1],
+      PALAVER_ADMIN_EMAIL: operator,
+      PALAVER_ADMIN_PASSWORD: 'a long password',
+      PALAVER_WEBHOOK_ALLOW_PRIVATE: 'true',
+    };
+    const config = loadConfig({ env });
+    expect(config.webhooks.allowPrivate).to.equal(true);
+    expect(config.demoPage.enabled, '/ is 404').to.equal(false);
+    expect(loadConfig({ env: { ...env, PALAVER_WEBHOOK_ALLOW_PRIVATE: undefined } }).webhooks.allowPrivate).to.equal(false);
   });
 });

@@ -1,5 +1,5 @@
-// Every failed delivery attempt is one log line: info while it will be retried (with when),
-// warn when the delivery dies, with the Service, the delivery, the attempt's number, status
+// Every failed delivery attempt is one warning: while it will be retried it says when (in its
+// message too, which is what a terminal shows), and when the delivery dies it says so; with the Service, the delivery, the attempt's number, status
 // and error, and no stack. Read from the shared server's logger (test config: 3 attempts).
 import { expect } from 'chai';
 import { createAccount, createService } from './support/factories.ts';
@@ -34,17 +34,18 @@ describe('delivery attempt logs', function () {
 
     const ofService = () => lines.filter((l) => l.serviceId === service.id);
     const deadline = Date.now() + 20_000;
-    while (!ofService().some((l) => l.level === 'warn')) {
+    while (!ofService().some((l) => l.msg.endsWith('delivery dead'))) {
       if (Date.now() > deadline) throw new Error(`no dead delivery logged: ${JSON.stringify(ofService())}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    const dead = ofService().find((l) => l.level === 'warn');
+    const dead = ofService().find((l) => l.msg.endsWith('delivery dead'));
     const attempts = ofService().filter((l) => l.deliveryId === dead?.deliveryId);
-    expect(attempts.map((l) => [l.level, l.attempt, l.msg])).to.deep.equal([
-      ['info', 1, 'webhook attempt failed; will retry'],
-      ['info', 2, 'webhook attempt failed; will retry'],
+    expect(attempts.map((l) => [l.level, l.attempt, l.msg.replace(/in \d+ s, at \S+$/, 'in <n> s, at <time>')])).to.deep.equal([
+      ['warn', 1, 'webhook attempt failed; will retry in <n> s, at <time>'],
+      ['warn', 2, 'webhook attempt failed; will retry in <n> s, at <time>'],
       ['warn', 3, 'webhook attempt failed; delivery dead'],
     ]);
+    expect(attempts[0]?.msg.endsWith(`at ${String(attempts[0]?.nextAttemptAt)}`), 'the message names the next attempt').to.equal(true);
     for (const line of attempts) {
       expect(line).to.include({ serviceId: service.id, status: null });
       expect(line.error)

@@ -1,12 +1,14 @@
 // Palaver as an operator runs it: `src/main.ts` in its own process, configured by environment.
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
+import { Secret, TOTP } from 'otpauth';
 import { io } from 'socket.io-client';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
-import { runProcess, startProcess, type ServerProcess } from './support/process.ts';
+import { ROOT, runProcess, startProcess, type ServerProcess } from './support/process.ts';
 
 describe('the server process', function () {
   this.timeout(120_000);
@@ -104,6 +106,191 @@ describe('the server process', function () {
     }
   });
 
+  it('writes nothing when its port is taken (EADDRINUSE, said in one line); the next start shows the demo login, which works', async () => {
+    const port = await freePort();
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, '0.0.0.0', resolve));
+    let failed;
+    try {
+      failed = await runProcess('src/main.ts', [], { ...env(), PALAVER_DEMO: 'true', PORT: String(port), LOG_LEVEL: 'info' });
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+    expect(failed.code).to.equal(1);
+    const said = failed.stdout + failed.stderr;
+    expect(said).to.contain(`Port ${port} (127.0.0.1) is in use by another program (EADDRINUSE)`);
+    expect(said, 'no banner of a demo it could not serve').to.not.contain('demo account');
+    expect(said, 'one line, no stack').to.not.contain('    at ');
+
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true', PORT: String(port) });
+    const [, email, password] = await demoBanner(running);
+    const login = await client(running.url).post<{ token: string }>('/adminApi/login', { json: { email, password } });
+    expect(login.status, login.text).to.equal(200);
+  });
+
+  it('shows the demo login at every start until its operator signs in, kept meanwhile in a file only its owner reads', async () => {
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    const [, email, password] = await demoBanner(running);
+    const kept = path.join(database.dataDir, 'demo-login.json');
+    expect(statSync(kept).mode & 0o777, 'owner only').to.equal(0o600);
+    // The terminal was closed before the password was copied: the next start shows it again.
+    const stopped = await running.stop('SIGTERM');
+    expect(stopped, running.output()).to.include({ code: 0, signal: null });
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    const [, againEmail, againPassword] = await demoBanner(running);
+    expect([againEmail, againPassword]).to.deep.equal([email, password]);
+    expect(running.output()).to.contain(`until you sign in as ${email}`);
+    const login = await client(running.url).post('/adminApi/login', { json: { email, password } });
+    expect(login.status, login.text).to.equal(200);
+    expect(existsSync(kept), 'forgotten once used').to.equal(false);
+    expect((await running.stop('SIGTERM')).code).to.equal(0);
+    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    expect(running.output(), 'not shown after a sign-in').to.not.contain('demo account');
+  });
+
+  it('says what a start is doing from its first second, and prints one readable line per request at a terminal', async () => {
+    running = await startProcess({ ...env(), PALAVER_LOG_FORMAT: 'pretty' });
+    const lines = () => running!.output().split('\n');
+    expect(lines()[0], 'the first line').to.match(/INFO: starting Palaver \(NODE_ENV test, port 0\)$/);
+    expect(running.output()).to.match(
+      mode === 'embedded'
+        ? /INFO: starting the embedded database in \S+/
+        : /INFO: connecting to the database of DATABASE_URL \(postgresql:\/\/\S+\)/,
+    );
+    const api = client(running.url);
+    expect((await api.get('/healthz')).status).to.equal(200);
+    expect((await api.get('/no-such-page')).status).to.equal(404);
+    for (let i = 0; i < 100 && !running.output().includes('/no-such-page'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const access = lines().filter((line) => /\/healthz|\/no-such-page/.test(line));
+    expect(access).to.have.length(2);
+    expect(access[0]).to.match(/^\[[\d:.]+\] INFO: GET \/healthz 200 \d+ms$/);
+    expect(access[1]).to.match(/^\[[\d:.]+\] INFO: GET \/no-such-page 404 \d+ms$/);
+    const after = lines()[lines().indexOf(access[1]!) + 1] ?? '';
+    expect(after, 'no field lines under it').to.not.match(/^\s+(method|path|status|ms|requestId):/);
+  });
+
+  it('names DATABASE_URL when it cannot be reached, after trying again for PALAVER_DATABASE_RETRY_SECONDS', async () => {
+    const closedPort = await freePort();
+    const started = Date.now();
+    const result = await runProcess('src/main.ts', [], {
+      PALAVER_DATA_DIR: database.dataDir,
+      DATABASE_URL: `postgresql://palaver:secret-password@127.0.0.1:${closedPort}/palaver`,
+      PALAVER_DATABASE_RETRY_SECONDS: '5',
+      LOG_LEVEL: 'info',
+    });
+    expect(result.code).to.equal(1);
+    const said = result.stdout + result.stderr;
+    const retries = said.split('\n').filter((line) => line.includes('trying again in 2 s'));
+    expect(retries.length, said).to.be.within(1, 3);
+    expect(retries[0]).to.contain(`DATABASE_URL (postgresql://palaver@127.0.0.1:${closedPort}/palaver) cannot be reached`);
+    expect(said).to.match(
+      /DATABASE_URL \(postgresql:\/\/palaver@127\.0\.0\.1:\d+\/palaver\) cannot be reached: .*ECONNREFUSED.* \(tried for \d+ s\)/,
+    );
+    expect(said, 'the password is never shown').to.not.contain('secret-password');
+    expect(Date.now() - started, 'it waited').to.be.greaterThan(4000);
+  });
+
+  it('stops when the `npm start` process is killed: the signal reaches the server, and nothing keeps the port or the data directory', async () => {
+    const port = await freePort();
+    // `npm start` exactly as a newcomer runs it: npm, its shell, then the server.
+    const npm = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', LOG_LEVEL: 'info', PORT: String(port), ...env() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      for (let i = 0; i < 1200 && !output.includes('palaver listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(output, 'it started').to.contain('palaver listening');
+      npm.kill('SIGTERM');
+      await exited;
+      for (let i = 0; i < 200 && !output.includes('palaver stopped'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(output, 'the server itself shut down').to.contain('palaver stopped');
+      expect(await portOpen(port), 'nothing listens on the port').to.equal(false);
+      if (mode === 'embedded') expect(existsSync(path.join(database.dataDir, 'palaver.lock')), 'the data lock is released').to.equal(false);
+    } finally {
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+      // A server left behind by a failure of this test: its pid is in the data lock.
+      const lock = path.join(database.dataDir, 'palaver.lock');
+      if (existsSync(lock)) {
+        const pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
+        if (pid > 0 && pid !== process.pid) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // Gone already.
+          }
+        }
+      }
+    }
+  });
+
+  it('refuses to start in production with a password hash cost below the default', async () => {
+    const result = await runProcess('src/main.ts', [], { ...env(), NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '10' });
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.contain('Invalid configuration');
+    expect(result.stderr).to.contain('PALAVER_PASSWORD_HASH_COST (security.passwordHashCost): must be at least 15 in production');
+  });
+
+  it('makes a one-time password-reset link, and turns two-factor sign-in off, from the command line (npm run admin)', async () => {
+    const email = 'forgot@example.com';
+    const created = await runProcess('scripts/admin.ts', ['operator:create', '--email', email, '--password', 'the old password'], env());
+    expect(created.code, created.stderr).to.equal(0);
+    const weak = await runProcess(
+      'scripts/admin.ts',
+      ['operator:create', '--email', 'weak@example.com', '--password', 'password1234'],
+      env(),
+    );
+    expect(weak.code).to.equal(2);
+    expect(weak.stderr).to.contain('--password: is one of the most common passwords');
+
+    const reset = await runProcess('scripts/admin.ts', ['operator:reset-password', '--email', email.toUpperCase()], env());
+    expect(reset.code, reset.stderr).to.equal(0);
+    const printed = JSON.parse(reset.stdout) as { operator: string; url: string; expiresAt: string };
+    expect(printed.operator).to.equal(email);
+    expect(printed.url).to.match(/^http:\/\/localhost:\d+\/dashboard#\/reset-password\/prt_[\w-]{43}$/);
+    expect(Date.parse(printed.expiresAt)).to.be.greaterThan(Date.now());
+    const unknown = await runProcess('scripts/admin.ts', ['operator:reset-password', '--email', 'nobody@example.com'], env());
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.contain('no operator has the email nobody@example.com');
+
+    running = await startProcess(env());
+    const api = client(running.url);
+    const token = printed.url.split('/').pop();
+    const used = await api.post('/adminApi/password-reset', { json: { token, password: 'a brand new password' } });
+    expect(used.status, JSON.stringify(used.body)).to.equal(200);
+    const again = await api.post('/adminApi/password-reset', { json: { token, password: 'another new password' } });
+    expect(again.status, 'single use').to.equal(400);
+    expect(again.body.notifications[0]?.message).to.equal('invalid_reset_token');
+    expect((await api.post('/adminApi/login', { json: { email, password: 'the old password' } })).status).to.equal(401);
+    const signedIn = await api.post<{ token: string }>('/adminApi/login', { json: { email, password: 'a brand new password' } });
+    expect(signedIn.status).to.equal(200);
+
+    // Lost authenticator and recovery codes: the command line turns two-factor sign-in off.
+    const sessionToken = signedIn.body.data.token;
+    const enrolment = await api.post<{ secret: string }>('/adminApi/me/two-factor', { token: sessionToken });
+    const code = new TOTP({ secret: Secret.fromBase32(enrolment.body.data.secret) }).generate();
+    expect((await api.post('/adminApi/me/two-factor/confirm', { token: sessionToken, json: { code } })).status).to.equal(200);
+    const challenged = await api.post<{ twoFactorRequired: boolean }>('/adminApi/login', {
+      json: { email, password: 'a brand new password' },
+    });
+    expect(challenged.body.data.twoFactorRequired).to.equal(true);
+    await running.stop('SIGTERM');
+    running = undefined;
+    const off = await runProcess('scripts/admin.ts', ['operator:two-factor-off', '--email', email], env());
+    expect(off.code, off.stderr).to.equal(0);
+    expect(JSON.parse(off.stdout)).to.deep.equal({ operator: email, twoFactorEnabled: false });
+    running = await startProcess(env());
+    const plain = await client(running.url).post<{ token: string }>('/adminApi/login', {
+      json: { email, password: 'a brand new password' },
+    });
+    expect(plain.body.data.token).to.match(/^pat_/);
+    expect((await client(running.url).get('/adminApi/session', { token: sessionToken })).status, 'their sessions ended').to.equal(401);
+  });
+
   it('stops at start with a message naming a wrong configuration value', async () => {
     const result = await runProcess('src/main.ts', [], { ...env(), PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
     expect(result.code).to.equal(1);
@@ -149,7 +336,7 @@ describe('the server process', function () {
 
     const operator = await runProcess(
       'scripts/admin.ts',
-      ['operator:create', '--email', 'ops@example.com', '--password', 'long enough', '--grant', `accounts:read@${id}`],
+      ['operator:create', '--email', 'ops@example.com', '--password', 'long enough password', '--grant', `accounts:read@${id}`],
       env(),
     );
     expect(operator.code, operator.stderr).to.equal(0);
@@ -182,7 +369,7 @@ describe('the server process', function () {
     running = await startProcess(env());
     const api = client(running.url);
     const login = await api.post<{ token: string }>('/adminApi/login', {
-      json: { email: 'ops@example.com', password: 'long enough' },
+      json: { email: 'ops@example.com', password: 'long enough password' },
     });
     const shown = await api.get<{ name: string; defaultService: { name: string } }>(`/adminApi/accounts/${id}`, {
       token: login.body.data.token,
@@ -203,6 +390,18 @@ function freePort(): Promise<number> {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether something accepts connections on the port now. */
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }
 

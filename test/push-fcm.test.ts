@@ -4,6 +4,7 @@
 // retries with Retry-After, dead pushes redelivered, and a refused token removed.
 import { expect } from 'chai';
 import { DeviceSchema } from '../src/db/entities/index.ts';
+import { AndroidLibrary, IosLibrary, dataOf, expectAnswer } from './support/parley-clients.ts';
 import { Receiver } from './support/receiver.ts';
 import {
   googleTokenStandIn,
@@ -110,6 +111,59 @@ describe('push: FCM', function () {
       ['message', 5],
     ]);
     expect(parsed[0]?.message, 'events show no notification').to.equal(undefined);
+  });
+
+  it("pushes to the Parley Android app, whose registration has a token and no pushEnabled; iOS's pushEnabled false still turns pushes off", async () => {
+    const t = await fcmTenant();
+    const sentTo = (token: string | null) =>
+      fcm.requests.filter((r) => (r.json as { message: { token: string } }).message.token === token).length;
+    const say = async (userId: number, text: string) => {
+      const sent = await world.api.post(`/users/${userId}/messages`, {
+        token: t.service.apiKey,
+        json: { message: text, agent: { id: 7, name: 'Ada' } },
+      });
+      expect(sent.status, sent.text).to.equal(201);
+    };
+    const deviceOf = (uniqueAppDeviceId: string) =>
+      world.server.deps.db.orm.em.fork().findOneOrFail(DeviceSchema, { accountId: t.account.id, uniqueAppDeviceId });
+
+    // The Android library's Device, exactly: pushToken, pushType, userAdditionalInformation, referrer, type, version.
+    const android = new AndroidLibrary({ url: `${world.server.url}/`, secret: t.account.identification });
+    expect(JSON.parse(android.deviceBody())).to.have.keys(
+      'pushToken',
+      'pushType',
+      'userAdditionalInformation',
+      'referrer',
+      'type',
+      'version',
+    );
+    const registered = expectAnswer('deviceRegistered', await android.register());
+    const androidUser = dataOf<{ userId: number }>(registered).userId;
+    expect(await deviceOf(android.uniqueDeviceIdentifier)).to.include({ pushEnabled: true, pushToken: android.pushToken });
+    await say(androidUser, 'Hello, Android');
+    expect((await pushesSettled(world.server, t.account.id)).map((r) => [r.kind, r.state])).to.deep.equal([['push_message', 'delivered']]);
+    expect(sentTo(android.pushToken)).to.equal(1);
+
+    // A later registration with a new token and still no pushEnabled keeps pushes on, to the new token.
+    android.pushToken = 'android-token-renewed';
+    expectAnswer('deviceRegistered', await android.register());
+    await say(androidUser, 'Hello again');
+    await pushesSettled(world.server, t.account.id);
+    expect(sentTo('android-token-renewed')).to.equal(1);
+
+    // iOS says pushEnabled, always: false is off, with a token or not.
+    const ios = new IosLibrary({ baseUrl: world.server.url, secret: t.account.identification });
+    ios.pushEnabled = false;
+    const iosUser = dataOf<{ userId: number }>(expectAnswer('deviceRegistered', await ios.register())).userId;
+    expect(await deviceOf(ios.deviceId)).to.include({ pushEnabled: false, pushToken: ios.pushToken });
+    const before = (await pushRows(world.server, t.account.id)).length;
+    await say(iosUser, 'not pushed');
+    expect(await pushRows(world.server, t.account.id)).to.have.length(before);
+    ios.pushEnabled = true;
+    expectAnswer('deviceRegistered', await ios.register());
+    await say(iosUser, 'pushed');
+    await pushesSettled(world.server, t.account.id);
+    expect(sentTo(ios.pushToken)).to.equal(1);
   });
 
   it('writes nothing with pushEnabled false, without a token, or without settings for the type', async () => {

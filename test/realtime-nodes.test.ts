@@ -101,17 +101,25 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
     expect(onC.events('agent')[0]).to.deep.include({ agent: { id: 1, name: 'Node agent', avatar: null, isTyping: null } });
   });
 
-  it('a merge on node B moves the sockets on node A', async () => {
+  it('a merge on node B moves the socket on node A that presented the header, and disconnects the one on node C that did not', async () => {
     const widget = new Widget(account, undefined, undefined, '', onNode(1));
     await widget.register();
-    const onA = await socketOn(0, widget);
+    const deviceOnlyOnC = await socketOn(2, widget);
     widget.signIn('customer-on-three-nodes');
+    const onA = await socketOn(0, widget);
+    const ended = new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the socket on node C was not disconnected at the merge')), 10_000);
+      deviceOnlyOnC.socket.once('disconnect', (why: string) => (clearTimeout(timer), resolve(why)));
+    });
     const registeredId = (await widget.register()).body.data.userId;
     await onA.expectExactly({ merged: 1 });
     expect(onA.events('merged')[0]).to.deep.equal({ userId: registeredId });
+    expect(await ended).to.equal('io server disconnect');
+    expect(deviceOnlyOnC.pushed).to.deep.equal([{ event: 'unauthorized', payload: { code: 'authorization_required' } }]);
     await agentSays(2, registeredId, 'to the registered user');
     await onA.expectExactly({ merged: 1, message: 1, agent: 1 });
     expect(onA.messages()[0]).to.deep.include({ message: 'to the registered user' });
+    expect(deviceOnlyOnC.messages()).to.deep.equal([]);
   });
 
   it("an erasure on node B disconnects the erased user's sockets on node C, with device_not_found, and logs no error", async () => {

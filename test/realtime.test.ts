@@ -6,6 +6,7 @@ import { replyTo, startDemoBot } from '../scripts/demo-bot-service.ts';
 import { adminToken, createAccount, createService, type AccountData } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { expectOutbox, outboxRows, receivedExactly } from './support/outbox.ts';
+import { freePort } from './support/redis.ts';
 import { TEST_ADMIN, sharedServer, startTestServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
@@ -250,19 +251,39 @@ describe('real-time gateway', function () {
     });
   });
 
-  it('moves the sockets of a merged anonymous user to the registered user', async () => {
+  it('at a merge, moves only the sockets that presented the customer’s header; the others are told the REST code and disconnected', async () => {
     const widget = new Widget(t.account);
     await widget.register();
-    const socket = await open(widget);
+    // Three sockets of the one anonymous device: its id alone, another customer's header, the merging customer's.
+    const deviceOnly = await open(widget);
+    const otherCustomer = await open(new Widget(t.account, widget.deviceId, authFor(t.account, 'someone-else')));
     widget.signIn('customer-after-merge');
+    const withHeader = await open(widget);
+    const ended = [deviceOnly, otherCustomer].map(
+      (s) =>
+        new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('not disconnected at the merge')), 10_000);
+          s.socket.once('disconnect', (why: string) => (clearTimeout(timer), resolve(why)));
+        }),
+    );
     const registeredId = (await widget.register()).body.data.userId;
-    await socket.expectExactly({ merged: 1 });
-    expect(socket.events('merged')[0]).to.deep.equal({ userId: registeredId });
+
+    expect(await Promise.all(ended), 'ended by the server: no reconnection of their own').to.deep.equal([
+      'io server disconnect',
+      'io server disconnect',
+    ]);
+    expect(deviceOnly.pushed).to.deep.equal([{ event: 'unauthorized', payload: { code: 'authorization_required' } }]);
+    expect(otherCustomer.pushed).to.deep.equal([{ event: 'unauthorized', payload: { code: 'authorization_mismatch' } }]);
+    await withHeader.expectExactly({ merged: 1 });
+    expect(withHeader.events('merged')[0]).to.deep.equal({ userId: registeredId });
     await agentSays(registeredId, 'welcome back');
-    await socket.expectExactly({ merged: 1, message: 1, agent: 1 });
-    expect(socket.messages()[0]).to.deep.include({ message: 'welcome back' });
-    // The socket's caller was identified again: its device now needs the customer's authorization, as over REST.
-    expect((await socket.emit('message', { message: 'still anonymous?' })).notifications[0]?.message).to.equal('authorization_required');
+    await withHeader.expectExactly({ merged: 1, message: 1, agent: 1 });
+    expect(withHeader.messages()[0]).to.deep.include({ message: 'welcome back' });
+    expect(deviceOnly.messages(), 'the customer’s messages never reach a device id alone').to.deep.equal([]);
+    // The moved socket is the customer's: its caller is identified again, with its header.
+    expect((await withHeader.emit('message', { message: 'as the customer' })).status).to.equal('SUCCESS');
+    // And what REST answers the device id alone is what the disconnected socket was told.
+    expect((await new Widget(t.account, widget.deviceId).messages()).body.notifications[0]?.message).to.equal('authorization_required');
   });
 
   it('identifies the caller again once its device moves to another customer: its next event is refused as over REST', async () => {
@@ -303,6 +324,50 @@ describe('real-time gateway', function () {
     // Every upload is an {{img/…}} reference: a picture is told from another file by its name.
     expect(replyTo('{{img/7/2026/11/25/photo.JPG}}')).to.equal('Nice picture!');
     expect(replyTo('{{img/7/2026/11/25/notes.txt}}')).to.equal('Thanks, I got your file.');
+  });
+
+  it('has the demo bot, started after the visitor wrote, ask for the waiting delivery at once rather than at its next attempt', async () => {
+    // The production schedule's second wait is minutes; here, five of them.
+    const server = await startTestServer({ webhooks: { retrySchedule: [0, 300] } });
+    let bot: Awaited<ReturnType<typeof startDemoBot>> | undefined;
+    try {
+      const api = client(server.url);
+      const token = await adminToken(server.url);
+      const port = await freePort();
+      const account = (await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Late bot' } })).body.data;
+      const made = await api.post<{ id: number; apiKey: string; signingSecret: string }>(`/adminApi/accounts/${account.id}/services`, {
+        token,
+        json: { name: 'Demo bot', webhookUrl: `http://127.0.0.1:${port}/` },
+      });
+      const service = made.body.data;
+      const widget = new Widget(account, newDeviceId(), undefined, '', server.url);
+      await widget.register();
+      expect((await widget.send('Hello before the bot is up')).status).to.equal(200);
+      // Its first attempt finds nobody; the next one is five minutes away.
+      const attempts = () =>
+        server.deps.db.orm.em
+          .fork()
+          .getConnection()
+          .execute<Array<{ state: string; attempts: number }>>('select state, attempts from deliveries where service_id = ?', [service.id]);
+      let waiting: Array<{ state: string; attempts: number }> = [];
+      for (let i = 0; i < 200 && !waiting.some((row) => row.attempts === 1); i++) {
+        waiting = await attempts();
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(waiting).to.deep.equal([{ state: 'pending', attempts: 1 }]);
+
+      bot = await startDemoBot({ palaverUrl: server.url, apiKey: service.apiKey, signingSecret: service.signingSecret, port });
+      expect(bot.retried).to.equal(1);
+      let texts: Array<string | null> = [];
+      for (let i = 0; i < 200 && !texts.includes('You said: “Hello before the bot is up”'); i++) {
+        texts = (await widget.messages()).body.data.map((m) => m.message);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(texts).to.include('You said: “Hello before the bot is up”');
+    } finally {
+      bot?.server.close();
+      await server.stop();
+    }
   });
 
   it('limits a flooding socket without harming others', async () => {

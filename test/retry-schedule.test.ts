@@ -2,6 +2,7 @@
 // with ±20% jitter, never sooner than the receiver's Retry-After, and no attempt once the
 // schedule is used up. The random source is passed in, so every bound is exact and nothing sleeps.
 import { expect } from 'chai';
+import { loadConfig } from '../src/config.ts';
 import { nextDelayMs } from '../src/deliveries/schedule.ts';
 
 // Seconds before each attempt: the first at once, then the waits between retries (as configured).
@@ -12,6 +13,19 @@ const middle = () => 0.5;
 const highest = () => 1 - Number.EPSILON;
 
 describe('retry schedule', () => {
+  it('retries within seconds in development (a bot started just after the first message), on the long schedule in production', () => {
+    const development = loadConfig({ env: { NODE_ENV: 'development' } }).webhooks.retrySchedule;
+    // The first retries of a message written before `npm run demo-bot` ran: seconds, not 5 minutes.
+    expect(development.slice(0, 4)).to.deep.equal([0, 2, 5, 15]);
+    expect(
+      development.slice(1, 4).reduce((a, b) => a + b),
+      'three retries within half a minute',
+    ).to.be.at.most(30);
+    expect(development, 'and still hours in all').to.have.length(8);
+    const production = loadConfig({ env: { NODE_ENV: 'production', DATABASE_URL: 'postgresql://u@db/palaver' } }).webhooks.retrySchedule;
+    expect(production).to.deep.equal([0, 5, 300, 1800, 7200, 18000, 36000, 36000]);
+  });
+
   describe('jitter', () => {
     it('waits the scheduled time after each attempt, by the number of attempts made', () => {
       expect(nextDelayMs(1, schedule, null, middle)).to.equal(5_000);

@@ -1,13 +1,15 @@
 // The Service API through HTTP with loopback receivers: keys, account isolation, changeOwner,
 // agent messages and the current agent (2.3.0 unset), user reads, merged ids.
 import { expect } from 'chai';
-import { createAccount, createService, type CreatedServiceData } from './support/factories.ts';
+import { createAccount, createService, type AccountData, type CreatedServiceData } from './support/factories.ts';
 import { client, type RequestOptions } from './support/http.ts';
 import { expectNothingEnqueued, expectOutbox, receivedExactly } from './support/outbox.ts';
 import { Receiver } from './support/receiver.ts';
-import { sharedServer } from './support/server.ts';
+import { TEST_ADMIN, sharedServer, startTestServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget } from './support/widget.ts';
+
+const AVATAR_RULE = 'an avatar is an absolute https URL (http too where private webhook addresses are allowed)';
 
 function asService(service: CreatedServiceData, prefix = '') {
   const api = client(sharedServer().url);
@@ -161,6 +163,67 @@ describe('Service API', function () {
     ]) {
       const answer = await service.post(`/users/${userId}/messages`, body);
       expect(answer.status, JSON.stringify(body)).to.equal(422);
+    }
+  });
+
+  it('refuses agent avatars that are not absolute http(s) URLs, in messages and typing, naming the field', async () => {
+    const service = asService(t.service);
+    const refused = [
+      'javascript:alert(document.domain)',
+      'JavaScript:alert(1)',
+      'data:image/svg+xml;base64,PHN2Zy8+',
+      'vbscript:msgbox(1)',
+      'file:///etc/passwd',
+      '//cdn.example/ada.png',
+      '/ada.png',
+      'https:cdn.example/ada.png',
+    ];
+    for (const avatar of refused) {
+      const agent = { id: 7, name: 'Ada', avatar };
+      for (const [route, body] of [
+        ['messages', { message: 'x', agent }],
+        ['typing', { isTyping: true, agent }],
+      ] as const) {
+        const answer = await service.post(`/users/${userId}/${route}`, body);
+        expect(answer.status, `${route} ${avatar}`).to.equal(422);
+        expect(answer.body.notifications, `${route} ${avatar}`).to.deep.include.members([
+          { type: 'error', message: 'validation_failed', field: 'body.agent.avatar', detail: AVATAR_RULE },
+        ]);
+      }
+    }
+    // Private webhook addresses are allowed in the tests: plain http is accepted, as https always is.
+    for (const avatar of ['https://cdn.example/ada.png', 'http://localhost:8080/ada.png']) {
+      const answer = await service.post(`/users/${userId}/messages`, { message: 'x', agent: { id: 7, name: 'Ada', avatar } });
+      expect(answer.status, avatar).to.equal(201);
+    }
+  });
+
+  it('accepts only https avatars where private webhook addresses are not allowed (the production default)', async () => {
+    const server = await startTestServer({ webhooks: { allowPrivate: false } });
+    try {
+      const api = client(server.url);
+      const login = await api.post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN });
+      const token = login.body.data.token;
+      const account = await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Avatars' } });
+      const made = await api.post<CreatedServiceData>(`/adminApi/accounts/${account.body.data.id}/services`, {
+        token,
+        json: { name: 'Desk' },
+      });
+      const visitor = new Widget(account.body.data, undefined, undefined, '', server.url);
+      const user = (await visitor.register()).body.data.userId;
+      const send = (avatar: string) =>
+        api.post(`/users/${user}/messages`, {
+          token: made.body.data.apiKey,
+          json: { message: 'x', agent: { id: 7, name: 'Ada', avatar } },
+        });
+      const plain = await send('http://cdn.example/ada.png');
+      expect(plain.status).to.equal(422);
+      expect(plain.body.notifications).to.deep.equal([
+        { type: 'error', message: 'validation_failed', field: 'body.agent.avatar', detail: 'an avatar is an https URL' },
+      ]);
+      expect((await send('https://cdn.example/ada.png')).status).to.equal(201);
+    } finally {
+      await server.stop();
     }
   });
 

@@ -60,4 +60,39 @@ describe('real-time gateway: expired authorization', function () {
       expect(ack.status).to.equal('SUCCESS');
     }
   });
+
+  it('a socket moved at a merge is bound to its header’s validUntil; one with the device id alone is disconnected at the merge', async () => {
+    // Far enough ahead for the merge to come first on a busy machine.
+    const validUntil = Math.floor(Date.now() / 1000) + 5;
+    const widget = new Widget(t.account);
+    const anonymousId = (await widget.register()).body.data.userId;
+    // Its own Widget: a WidgetSocket reads the widget's authorization when it connects.
+    const deviceOnly = new WidgetSocket(new Widget(t.account, widget.deviceId));
+    widget.authorization = authFor(t.account, 'merging-customer', validUntil);
+    const withHeader = new WidgetSocket(widget);
+    sockets.push(deviceOnly, withHeader);
+    await Promise.all([deviceOnly.connected(), withHeader.connected()]);
+    const ended = (socket: WidgetSocket) =>
+      new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('not disconnected')), 15_000);
+        socket.socket.once('disconnect', (why: string) => {
+          clearTimeout(timer);
+          resolve(why);
+        });
+      });
+    const deviceOnlyEnded = ended(deviceOnly);
+    const withHeaderEnded = ended(withHeader);
+
+    const registeredId = (await widget.register()).body.data.userId;
+    expect(registeredId).not.to.equal(anonymousId);
+    expect(await deviceOnlyEnded).to.equal('io server disconnect');
+    expect(Date.now(), 'at the merge, not at validUntil').to.be.lessThan(validUntil * 1000);
+    expect(deviceOnly.events('unauthorized')).to.deep.equal([{ code: 'authorization_required' }]);
+    expect(deviceOnly.events('merged')).to.deep.equal([]);
+    await withHeader.waitFor('merged', 1);
+
+    expect(await withHeaderEnded).to.equal('io server disconnect');
+    expect(Date.now(), 'not before validUntil').to.be.greaterThan(validUntil * 1000);
+    expect(withHeader.events('unauthorized')).to.deep.equal([{ code: 'authorization_expired' }]);
+  });
 });

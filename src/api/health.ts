@@ -3,7 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import { respond } from '../http/respond.ts';
-import { AppError, unauthorized } from '../errors.ts';
+import { AppError, notFound, unauthorized } from '../errors.ts';
 import { openApiDocument } from '../openapi/document.ts';
 import type { AppContextExtras, AppRouter, AppState } from '../http/types.ts';
 
@@ -35,7 +35,9 @@ export function healthRouter(): AppRouter {
 
   router.get('/metrics', async (ctx) => {
     // metrics.token set: a scraper presents it as a bearer token (compared in constant time).
+    // Neither a token nor metrics.open (production's default): as if there were no such route.
     const expected = ctx.deps.config.metrics.token;
+    if (expected === undefined && !ctx.deps.config.metrics.open) throw notFound('route_not_found');
     if (expected !== undefined) {
       const match = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'));
       if (!match?.[1]) throw unauthorized('missing_token');

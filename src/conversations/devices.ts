@@ -162,6 +162,17 @@ function applyFields(device: Device, fields: DeviceFields): void {
   if (fields.version !== undefined) device.version = fields.version;
   if (fields.pushToken !== undefined) device.pushToken = fields.pushToken;
   if (fields.pushType !== undefined) device.pushType = fields.pushType;
-  if (fields.pushEnabled !== undefined) device.pushEnabled = fields.pushEnabled;
+  device.pushEnabled = pushEnabled(device, fields);
   if (fields.referer !== undefined) device.referer = fields.referer;
+}
+
+/**
+ * Said outright (iOS always sends `pushEnabled`), it is what the app says. Unsaid, a device that
+ * registers a push token wants pushes: the Parley Android library's Device has no `pushEnabled`
+ * at all, and sends only its token (`pushToken`, `pushType`). Without either, it stays as it was.
+ */
+function pushEnabled(device: Device, fields: DeviceFields): boolean {
+  if (fields.pushEnabled !== undefined) return fields.pushEnabled;
+  if (typeof fields.pushToken === 'string' && fields.pushToken !== '') return true;
+  return device.pushEnabled;
 }

@@ -80,6 +80,21 @@ export async function moveConversation(em: EntityManager, fromUserId: number, to
   const trx: unknown = em.getTransactionContext();
   await connection.execute('update messages set user_id = ? where user_id = ?', [toUserId, fromUserId], 'run', trx);
   await connection.execute('update media set user_id = ? where user_id = ?', [toUserId, fromUserId], 'run', trx);
+  // The team's side: the timeline follows the messages; the anonymous conversation's state
+  // becomes the registered user's when that one has none (with the registered user's owner).
+  await connection.execute('update conversation_events set user_id = ? where user_id = ?', [toUserId, fromUserId], 'run', trx);
+  await connection.execute(
+    `insert into conversation_states (user_id, account_id, owner_service_id, status, snoozed_until, assignee_operator_id,
+                                      waiting_since, read_message_id, updated_at)
+     select u.id, s.account_id, u.owner_service_id, s.status, s.snoozed_until, s.assignee_operator_id, s.waiting_since,
+            s.read_message_id, now()
+     from conversation_states s join users u on u.id = ? where s.user_id = ?
+     on conflict (user_id) do nothing`,
+    [toUserId, fromUserId],
+    'run',
+    trx,
+  );
+  await connection.execute('delete from conversation_states where user_id = ?', [fromUserId], 'run', trx);
 }
 
 /**
@@ -115,6 +130,39 @@ async function lockForMessages(em: EntityManager, rows: readonly MessageRow[]): 
   });
   return { target, ids: messageIds };
 }
+
+/**
+ * The team's side of the conversations written to (conversations/inbox.ts), in the statement that
+ * writes the messages and under the same locks: a customer message (typeId 1) makes the customer
+ * wait (since the first one not answered) and reopens a resolved or snoozed conversation, with a
+ * timeline line; an agent message (typeId 2) ends the wait and marks what came before it read.
+ * The state row is made with the conversation's first message of either kind. Two parameters:
+ * the messages' time, twice.
+ */
+const INBOX_STATE_CTES = `inbox_last as (
+       select distinct on (user_id) user_id, type_id, id from p where type_id in (${MessageType.user}, ${MessageType.agent})
+       order by user_id, n desc
+     ),
+     inbox_customer as (select distinct user_id from p where type_id = ${MessageType.user}),
+     inbox_before as (select s.user_id, s.status from conversation_states s join inbox_customer c on c.user_id = s.user_id),
+     inbox_set as (
+       insert into conversation_states as s (user_id, account_id, owner_service_id, status, waiting_since, read_message_id, updated_at)
+       select l.user_id, u.account_id, u.owner_service_id, 'open',
+              case when l.type_id = ${MessageType.user} then ?::timestamptz end,
+              case when l.type_id = ${MessageType.agent} then l.id else 0 end, now()
+       from inbox_last l join users u on u.id = l.user_id
+       on conflict (user_id) do update set
+         waiting_since = case when excluded.waiting_since is null then null else coalesce(s.waiting_since, excluded.waiting_since) end,
+         read_message_id = greatest(s.read_message_id, excluded.read_message_id),
+         status = case when excluded.user_id in (select user_id from inbox_customer) then 'open' else s.status end,
+         snoozed_until = case when excluded.user_id in (select user_id from inbox_customer) then null else s.snoozed_until end,
+         updated_at = now()
+     ),
+     inbox_reopened as (
+       insert into conversation_events (user_id, operator_id, kind, data, created_at)
+       select b.user_id, null, 'status', jsonb_build_object('from', b.status, 'to', 'open'), ?::timestamptz
+       from inbox_before b where b.status <> 'open'
+     )`;
 
 /**
  * Every message is written here, inside the caller's transaction and under a lock on its user
@@ -157,7 +205,7 @@ export async function insertLocked(
      inserted as (
        insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
        select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, ?::timestamptz from p
-     )${deliveries ? `, ${deliveries.sql}` : ''}${agents ? `, ${agents.sql}` : ''}
+     )${deliveries ? `, ${deliveries.sql}` : ''}${agents ? `, ${agents.sql}` : ''}, ${INBOX_STATE_CTES}
      select (select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
             ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}
             ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}`,
@@ -180,6 +228,8 @@ export async function insertLocked(
       createdAt,
       ...(deliveries?.params ?? []),
       ...(agents?.params ?? []),
+      createdAt,
+      createdAt,
     ],
     { commit: options.commit ?? false },
   );

@@ -30,18 +30,33 @@ export type Notice =
     }
   | { kind: 'messageStatus'; userId: number; messages: Array<{ id: number; status: number }> }
   | { kind: 'merged'; fromUserId: number; toUserId: number }
-  | { kind: 'deliveries'; serviceIds: number[] };
+  | { kind: 'deliveries'; serviceIds: number[] }
+  /**
+   * The team's side of a conversation changed (its owner, its assignee or status, a note): only
+   * the dashboard's channel hears of it. This is how the inbox, which has no webhook, learns of a
+   * changeOwner naming it (docs/dashboard.md).
+   */
+  | { kind: 'inbox'; userId: number; change: InboxChange };
+
+/** What changed on the team's side of a conversation. */
+export type InboxChange = 'owner' | 'assignee' | 'status' | 'note';
 
 /**
  * Notices about callers rather than a conversation: the device (its id) left the user for
  * another customer, so its sockets identify their caller again; users were erased (GDPR) with
  * their devices, so their sockets are told and disconnected; an account, its Services or their
- * API keys changed, so every node reads that account's Service API keys afresh.
+ * API keys changed, so every node reads that account's Service API keys afresh; an operator
+ * signed out, was disabled or had their grants replaced, so every node checks that operator's
+ * dashboard sockets again (ended, or moved to the rooms the grants now allow).
  */
 export type CallerNotice =
   | { kind: 'deviceMoved'; userId: number; deviceId: number }
   | { kind: 'erased'; userIds: number[] }
-  | { kind: 'account'; accountId: number };
+  | { kind: 'account'; accountId: number }
+  | { kind: 'operator'; operatorId: number };
+
+/** The notice of an operator whose sessions, grants or state changed. */
+export type OperatorNotice = Extract<CallerNotice, { kind: 'operator' }>;
 
 /** Everything a transaction can tell the gateway. */
 export type AnyNotice = Notice | CallerNotice;
@@ -60,6 +75,11 @@ export function notify(em: EntityManager, ...notices: AnyNotice[]): void {
 /** Every node reads the account's Service API keys afresh (its Services or keys changed). */
 export function accountChanged(accountId: number): CallerNotice {
   return { kind: 'account', accountId };
+}
+
+/** Every node checks the operator's dashboard sockets again (signed out, disabled, grants replaced). */
+export function operatorChanged(operatorId: number): OperatorNotice {
+  return { kind: 'operator', operatorId };
 }
 
 /** The message notice of a written message. */

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
 import { notFound } from '../errors.ts';
+import { notify } from './notices.ts';
 import { changeOwnerPayload, type OwnerChangeInitiator } from '../presenters/webhook-payloads.ts';
 
 export async function changeOwner(
@@ -25,6 +26,18 @@ export async function changeOwner(
     const oldOwner = await tx.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
     user.ownerServiceId = newOwner.id;
     await tx.flush();
+    // The inbox's views read the owner beside the team's state (conversations/inbox.ts).
+    await tx
+      .getConnection()
+      .execute(
+        'update conversation_states set owner_service_id = ?, updated_at = now() where user_id = ?',
+        [newOwner.id, user.id],
+        'run',
+        tx.getTransactionContext(),
+      );
+    // The inbox has no webhook, so the outbox writes it nothing: the dashboard hears of it instead,
+    // as of a change to any other owner (the old owner, a webhook Service, gets its delivery).
+    notify(tx, { kind: 'inbox', userId: user.id, change: 'owner' });
     await enqueue(tx, {
       kind: 'action',
       payload: changeOwnerPayload({ account: input.account, user, oldOwner, newOwner, initiatedBy: input.initiatedBy }),

@@ -17,9 +17,75 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, logger: Logger): Promise<Database> {
+/** DATABASE_URL could not be reached at start, for as long as `databaseRetrySeconds` allows. */
+export class DatabaseUnreachableError extends Error {
+  constructor(shownUrl: string, reason: string, seconds: number) {
+    super(
+      `DATABASE_URL (${shownUrl}) cannot be reached: ${reason}` +
+        `${seconds > 0 ? ` (tried for ${seconds} s)` : ''}. Is PostgreSQL running there, and is the URL right?`,
+    );
+    this.name = 'DatabaseUnreachableError';
+  }
+}
+
+/** The URL without its password, for logs. */
+function shown(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.username ? `${u.username}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return 'an unreadable URL';
+  }
+}
+
+/** Refused credentials (class 28) or a database that does not exist (3D000) do not get better by waiting. */
+function worthRetrying(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return !(typeof code === 'string' && (code.startsWith('28') || code === '3D000'));
+}
+
+const RETRY_PAUSE_MS = 2000;
+
+/**
+ * Waits for the PostgreSQL server of DATABASE_URL: started beside Palaver (docker compose, a
+ * system service), it may take a few seconds to accept connections. One warning per attempt.
+ */
+async function waitForDatabase(url: string, retrySeconds: number, logger: Logger): Promise<void> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      const reason = err instanceof Error ? err.message : String(err);
+      const left = retrySeconds * 1000 - (Date.now() - started);
+      if (!worthRetrying(err) || left < RETRY_PAUSE_MS) {
+        throw new DatabaseUnreachableError(shown(url), reason, Math.round((Date.now() - started) / 1000));
+      }
+      logger.warn(
+        { attempt, error: reason },
+        `DATABASE_URL (${shown(url)}) cannot be reached (${reason}); trying again in ${RETRY_PAUSE_MS / 1000} s, for ${Math.ceil(left / 1000)} s more`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+  }
+}
+
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databaseRetrySeconds'>>,
+  logger: Logger,
+): Promise<Database> {
   let embedded: EmbeddedDatabase | undefined;
-  if (!config.databaseUrl) {
+  if (config.databaseUrl) {
+    logger.info(`connecting to the database of DATABASE_URL (${shown(config.databaseUrl)})`);
+    await waitForDatabase(config.databaseUrl, config.databaseRetrySeconds ?? 0, logger);
+  } else {
+    // A first start creates the database (several seconds) and nothing else would be printed meanwhile.
+    logger.info({ dataDir: config.dataDir }, `starting the embedded database in ${config.dataDir}`);
     embedded = await startEmbeddedDatabase(config.dataDir);
     logger.info({ dataDir: config.dataDir }, 'embedded database started');
   }

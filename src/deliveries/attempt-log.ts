@@ -1,5 +1,6 @@
-// One log line per failed attempt of a delivery (webhook or push): info while it will be
-// retried, warn when the delivery dies. Ids, the attempt's number, status and error only: no
+// One log line per failed attempt of a delivery (webhook or push), a warning either way: one
+// that will be retried says when (a Service that is down shows among the access lines), one
+// that is dead says so. Ids, the attempt's number, status and error only: no
 // stack (an answer or a refused connection is not a fault of ours) and no payload.
 import type { Logger } from '../logger.ts';
 import type { ClaimedDelivery } from './claims.ts';
@@ -23,5 +24,9 @@ export function logFailedAttempt(logger: Logger, delivery: ClaimedDelivery, fail
   };
   const what = push ? 'push' : 'webhook';
   if (failed.nextAttemptAt === null) logger.warn(line, `${what} attempt failed; delivery dead`);
-  else logger.info({ ...line, nextAttemptAt: failed.nextAttemptAt.toISOString() }, `${what} attempt failed; will retry`);
+  else {
+    const next = failed.nextAttemptAt.toISOString();
+    const seconds = Math.max(0, Math.ceil((failed.nextAttemptAt.getTime() - Date.now()) / 1000));
+    logger.warn({ ...line, nextAttemptAt: next }, `${what} attempt failed; will retry in ${seconds} s, at ${next}`);
+  }
 }

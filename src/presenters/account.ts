@@ -15,17 +15,21 @@ export function presentAccount(account: Account) {
     welcomeMessage: account.welcomeMessage ?? null,
     stickyMessage: account.stickyMessage ?? null,
     allowedOrigins: account.settings.allowedOrigins ?? [],
+    requireTwoFactor: account.requireTwoFactor,
     createdAt: account.createdAt.toISOString(),
   };
 }
 
-export function presentAccountOverview(account: Account, services: Service[]) {
+/** `services` are the webhook Services; the team inbox is `inbox` (it may be the default Service too). */
+export function presentAccountOverview(account: Account, services: Service[], inbox: Service | null) {
   const defaultServiceId = account.defaultServiceId ?? null;
   const presented = services.map((s) => presentService(s, defaultServiceId));
+  const presentedInbox = inbox ? presentService(inbox, defaultServiceId) : null;
   return {
     ...presentAccount(account),
     services: presented,
-    defaultService: presented.find((s) => s.isDefault) ?? null,
+    inbox: presentedInbox,
+    defaultService: [...presented, ...(presentedInbox ? [presentedInbox] : [])].find((s) => s.isDefault) ?? null,
   };
 }
 

@@ -7,6 +7,8 @@ export function presentService(service: Service, defaultServiceId: number | null
     accountId: service.accountId,
     identification: service.identification,
     name: service.name,
+    /** `webhook` or `inbox` (the team, answering from the dashboard: no webhook URL, no API keys). */
+    kind: service.kind,
     webhookUrl: service.webhookUrl ?? null,
     isDefault: service.id === defaultServiceId,
     enabled: !service.disabledAt,

@@ -19,10 +19,13 @@ export interface ServerToClientEvents {
   merged(payload: { userId: number }): void;
   /**
    * The socket is disconnected next: the registered user's authorization header expired (its
-   * validUntil passed), or the user was erased with their devices (`device_not_found`, what
-   * REST answers the device from then on: register it again).
+   * validUntil passed); the user was erased with their devices (`device_not_found`, what
+   * REST answers the device from then on: register it again); or the socket's anonymous
+   * conversation was merged into a registered user's whose header it did not present
+   * (`authorization_required`, or `authorization_mismatch` for another customer's header, what
+   * REST answers such a call: connect again with that user's header).
    */
-  unauthorized(payload: { code: 'authorization_expired' | 'device_not_found' }): void;
+  unauthorized(payload: { code: 'authorization_expired' | 'device_not_found' | 'authorization_required' | 'authorization_mismatch' }): void;
 }
 
 export type Ack = (answer: Envelope) => void;
@@ -55,8 +58,10 @@ export interface SocketData {
   deviceId: number;
   userId: number;
   feed: SocketFeed<ClientSocket>;
-  /** The handshake's authorization header's validUntil (seconds); undefined for an anonymous user. */
+  /** The handshake's authorization header's validUntil (seconds); undefined without a header. */
   validUntil: number | undefined;
+  /** The customer the handshake's authorization header names; undefined without a header. */
+  identification: string | undefined;
   /** The one timer that disconnects the socket when validUntil passes. */
   expiry: ReturnType<typeof setTimeout> | undefined;
 }

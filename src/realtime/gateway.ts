@@ -12,13 +12,13 @@ import type { TrustedProxies } from '../addresses.ts';
 import { openConversation, type CallerHeaders } from '../api/client/caller.ts';
 import type { ServiceCallers } from '../api/service/caller.ts';
 import type { AnyNotice } from '../conversations/notices.ts';
-import { MessageSchema, MessageType, type Message } from '../db/entities/index.ts';
+import { MessageSchema, MessageType, UserSchema, type Message } from '../db/entities/index.ts';
 import { AppError, knownError } from '../errors.ts';
 import { writeLimitKey } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
 import { SocketFeed, type FeedOutlet } from './feed.ts';
-import { OperatorChannel } from './operators.ts';
+import { OperatorChannel, type OperatorNamespace } from './operators.ts';
 import { clientEventHandlers, type ClientEventDeps } from '../api/client/socket-events.ts';
 import type { ClientSocket } from './events.ts';
 
@@ -92,16 +92,15 @@ export class Gateway {
   constructor(private readonly deps: GatewayDeps) {
     this.handlers = clientEventHandlers(deps);
     const leave = (socket: ClientSocket) => this.leave(socket, socket.data.userId);
+    const unreserve = (conn: EngineConnection) => this.unreserve(conn);
     this.onDisconnect = function (this: ClientSocket) {
       clearTimeout(this.data.expiry);
       leave(this);
+      // Left the namespace, maybe with its connection still open: the place is free again.
+      unreserve(this.conn);
     };
-    const reservedBy = this.reservedBy;
-    const release = (address: string) => this.release(address);
     this.releaseOnClose = function (this: EngineConnection) {
-      const address = reservedBy.get(this);
-      reservedBy.delete(this);
-      if (address !== undefined) release(address);
+      unreserve(this);
     };
     this.feedOutlet = {
       em: deps.em,
@@ -150,19 +149,24 @@ export class Gateway {
       const { address: peer, headers } = socket.handshake;
       const address = this.deps.trustedProxies.clientAddress(peer, headers['x-forwarded-for']);
       // Counted from the handshake on, so a burst of handshakes cannot pass the cap together.
-      if (!this.reserve(address, socket.conn)) return next(this.refusal(new AppError(429, 'too_many_connections')));
+      // One place per Engine.IO connection: a second CONNECT for / sent on it while the first
+      // is still being authenticated (Socket.IO ignores one sent later) is refused, so that a
+      // connection never holds more places than its close gives back.
+      if (this.reservedBy.has(socket.conn) || !this.reserve(address, socket.conn)) {
+        return next(this.refusal(new AppError(429, 'too_many_connections')));
+      }
       client.data.address = address;
       this.authenticate(client).then(
         () => next(),
         (err: unknown) => {
-          this.unreserve(address, socket.conn);
+          this.unreserve(socket.conn);
           next(this.refusal(err));
         },
       );
     });
     io.on('connection', (socket) => this.connected(socket as ClientSocket));
     io.on(NOTICE, (notice: AnyNotice) => this.receive(notice));
-    this.operators = new OperatorChannel(io.of('/operators'), this.deps.em, (err) =>
+    this.operators = new OperatorChannel(io.of('/operators') as OperatorNamespace, this.deps.em, (err) =>
       this.deps.logger.warn({ err }, 'operator notice failed'),
     );
     this.io = io;
@@ -239,11 +243,13 @@ export class Gateway {
     data.callerEpoch = 0;
     data.feed = new SocketFeed(socket, this.feedOutlet, startAt);
     data.validUntil = caller.identity?.validUntil;
+    data.identification = caller.identity?.identification;
   }
 
   /**
-   * A place for one more socket of this address, given back when its connection closes (or
-   * by the returned function, when the handshake is refused); null when the address is full.
+   * A place for the connection's socket, counted against its address; given back exactly once
+   * (unreserve): when the handshake is refused, the socket disconnects or the connection
+   * closes, whichever comes first. False when the address is full.
    */
   private reserve(address: string, conn: EngineConnection): boolean {
     const open = this.perAddress.get(address) ?? 0;
@@ -254,8 +260,10 @@ export class Gateway {
     return true;
   }
 
-  /** Gives the place back before the connection closes (a refused handshake). */
-  private unreserve(address: string, conn: EngineConnection): void {
+  /** Gives the connection's place back, if it still holds one. */
+  private unreserve(conn: EngineConnection): void {
+    const address = this.reservedBy.get(conn);
+    if (address === undefined) return;
     conn.off('close', this.releaseOnClose);
     this.reservedBy.delete(conn);
     this.release(address);
@@ -315,13 +323,17 @@ export class Gateway {
   }
 
   private receive(notice: AnyNotice): void {
-    if (notice.kind === 'deliveries') {
-      // Only the dashboard's channel counts deliveries.
+    if (notice.kind === 'deliveries' || notice.kind === 'inbox') {
+      // Only the dashboard's channel counts deliveries and hears of the team's side (notes above all).
       this.operators?.receive(notice);
       return;
     }
     if (notice.kind === 'account') {
       this.deps.serviceCallers.dropAccount(notice.accountId);
+      return;
+    }
+    if (notice.kind === 'operator') {
+      this.operators?.receive(notice);
       return;
     }
     if (notice.kind === 'erased') {
@@ -397,15 +409,40 @@ export class Gateway {
     }
   }
 
-  /** After a merge the anonymous user's sockets belong to the registered user, on every node. */
+  /**
+   * After a merge, on every node, the anonymous user's sockets that presented the registered
+   * user's header at their handshake belong to that user (and live no longer than the header:
+   * armExpiry). The others carry a device id alone, which no longer opens this conversation
+   * over REST: they are told the code REST answers (authorization_required, or
+   * authorization_mismatch for another customer's header) and disconnected, never moved.
+   */
   private async moveSockets(fromUserId: number, toUserId: number): Promise<void> {
     const sockets = this.byUser.get(fromUserId);
     if (!sockets) return;
     this.byUser.delete(fromUserId);
-    // At once, not after the read below: an event meanwhile must not write as the anonymous caller.
+    // At once, not after the reads below: an event meanwhile must not write as the anonymous caller.
     for (const socket of sockets) dropCaller(socket);
-    const newest = await this.newest(this.deps.em(), toUserId);
+    const em = this.deps.em();
+    let customer: string | null | undefined;
+    let newest: number;
+    try {
+      customer = (await em.findOne(UserSchema, { id: toUserId }, { fields: ['uniqueIdentifier'] }))?.uniqueIdentifier;
+      newest = await this.newest(em, toUserId);
+    } catch (err) {
+      // Not knowing whose the conversation is, none is moved into it: their connections are
+      // closed (not a Socket.IO disconnect), so clients reconnect and are judged at the handshake.
+      this.deps.logger.warn({ err }, 'merged user not read: its sockets are closed');
+      for (const socket of sockets) socket.conn.close();
+      return;
+    }
     for (const socket of sockets) {
+      if (!customer || socket.data.identification !== customer) {
+        socket.emit('unauthorized', {
+          code: socket.data.identification === undefined ? 'authorization_required' : 'authorization_mismatch',
+        });
+        socket.disconnect(true);
+        continue;
+      }
       socket.data.userId = toUserId;
       socket.data.feed.restart(newest);
       this.join(socket, toUserId);

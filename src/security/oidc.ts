@@ -38,8 +38,9 @@ export function insecureAllowed(issuer: string): boolean {
   return url.protocol === 'http:' && LOOPBACK.has(url.hostname);
 }
 
-export function redirectUri(oidc: OidcConfig): string {
-  return `${oidc.publicUrl}/adminApi/sso/callback`;
+/** `publicUrl`: the top-level setting (required with sso.oidc), Palaver's address as browsers reach it. */
+export function redirectUri(publicUrl: string): string {
+  return `${publicUrl}/adminApi/sso/callback`;
 }
 
 // Discovered once per configuration and kept; a failed discovery is forgotten, so the next
@@ -56,7 +57,7 @@ function configuration(oidc: OidcConfig): Promise<client.Configuration> {
   return found;
 }
 
-export async function startOidcSignIn(oidc: OidcConfig): Promise<{ url: string; attempt: OidcAttempt }> {
+export async function startOidcSignIn(oidc: OidcConfig, publicUrl: string): Promise<{ url: string; attempt: OidcAttempt }> {
   let config: client.Configuration;
   try {
     config = await configuration(oidc);
@@ -65,7 +66,7 @@ export async function startOidcSignIn(oidc: OidcConfig): Promise<{ url: string; 
   }
   const attempt = { state: client.randomState(), nonce: client.randomNonce(), verifier: client.randomPKCECodeVerifier() };
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: redirectUri(oidc),
+    redirect_uri: redirectUri(publicUrl),
     scope: oidc.scopes.join(' '),
     code_challenge: await client.calculatePKCECodeChallenge(attempt.verifier),
     code_challenge_method: 'S256',

@@ -3,20 +3,26 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
 import { alphanumericId, newAuthorizationSecret } from '../security/random.ts';
+import { addInbox } from './services.ts';
 
 export interface NewAccount {
   name: string;
 }
 
+/** A new account comes with its team inbox (tenancy/services.ts, addInbox), in one transaction. */
 export async function createAccount(em: EntityManager, input: NewAccount): Promise<Account> {
-  const account = em.create(AccountSchema, {
-    identification: alphanumericId(16),
-    name: input.name,
-    authorizationSecret: newAuthorizationSecret(),
-    settings: {},
+  return em.transactional(async (tx) => {
+    const account = tx.create(AccountSchema, {
+      identification: alphanumericId(16),
+      name: input.name,
+      authorizationSecret: newAuthorizationSecret(),
+      settings: {},
+    });
+    await tx.flush();
+    addInbox(tx, account.id);
+    await tx.flush();
+    return account;
   });
-  await em.flush();
-  return account;
 }
 
 /** Accounts by name; `ids` null: all of them. */
@@ -26,14 +32,17 @@ export async function listAccounts(em: EntityManager, ids: number[] | null): Pro
 
 export interface AccountOverview {
   account: Account;
+  /** Its webhook Services. */
   services: Service[];
+  /** Its team inbox, if it has one. */
+  inbox: Service | null;
 }
 
 export async function findAccountOverview(em: EntityManager, accountId: number): Promise<AccountOverview | null> {
   const account = await em.findOne(AccountSchema, { id: accountId });
   if (!account) return null;
-  const services = await em.find(ServiceSchema, { accountId }, { orderBy: { id: 'asc' } });
-  return { account, services };
+  const all = await em.find(ServiceSchema, { accountId }, { orderBy: { id: 'asc' } });
+  return { account, services: all.filter((s) => s.kind !== 'inbox'), inbox: all.find((s) => s.kind === 'inbox') ?? null };
 }
 
 export interface AccountChanges {
@@ -41,6 +50,7 @@ export interface AccountChanges {
   welcomeMessage?: string | null | undefined;
   stickyMessage?: string | null | undefined;
   allowedOrigins?: string[] | undefined;
+  requireTwoFactor?: boolean | undefined;
 }
 
 export async function updateAccount(em: EntityManager, accountId: number, changes: AccountChanges): Promise<Account | null> {
@@ -49,6 +59,7 @@ export async function updateAccount(em: EntityManager, accountId: number, change
   if (changes.name !== undefined) account.name = changes.name;
   if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
   if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
+  if (changes.requireTwoFactor !== undefined) account.requireTwoFactor = changes.requireTwoFactor;
   if (changes.allowedOrigins !== undefined)
     account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
   await em.flush();

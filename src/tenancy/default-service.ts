@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, type Account } from '../db/entities/index.ts';
 import { accountChanged, notify } from '../conversations/notices.ts';
 import { enqueue } from '../deliveries/outbox.ts';
-import { conflict, notFound } from '../errors.ts';
+import { notFound } from '../errors.ts';
 import { changeDefaultServicePayload } from '../presenters/webhook-payloads.ts';
 
 export async function changeDefaultService(
@@ -21,12 +21,13 @@ export async function changeDefaultService(
     if (!next) throw notFound('service_not_found');
     if (next.id === account.defaultServiceId) return { account, changed: false };
     const previous = services.find((s) => s.id === account.defaultServiceId);
-    // Every account with a Service has a default (the first Service becomes it).
-    if (!previous) throw conflict('no_default_service');
     account.defaultServiceId = next.id;
     // The Service API shows the account's default Service (GET /users/{id}): read afresh everywhere.
     notify(tx, accountChanged(account.id));
     await tx.flush();
+    // An account with only its inbox has no default yet (the first webhook Service becomes it):
+    // choosing the inbox then is no change of a default, and no webhook Service is there to tell.
+    if (!previous) return { account, changed: true };
     await enqueue(tx, {
       kind: 'action',
       payload: changeDefaultServicePayload({

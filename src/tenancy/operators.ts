@@ -1,32 +1,100 @@
 // Operators (dashboard users): creation, login sessions and the grants they act under.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { OperatorPermissionSchema, OperatorSchema, OperatorSessionSchema, type Operator } from '../db/entities/index.ts';
-import { dummyPasswordHash, hashPassword, verifyPassword } from '../security/passwords.ts';
+import {
+  AccountSchema,
+  OperatorLoginChallengeSchema,
+  OperatorPasswordResetSchema,
+  OperatorPermissionSchema,
+  OperatorSchema,
+  OperatorSessionSchema,
+  type AgentSnapshot,
+  type Operator,
+  type OperatorSession,
+} from '../db/entities/index.ts';
+import { DEFAULT_HASH_COST, dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../security/passwords.ts';
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
+import { notify, operatorChanged } from '../conversations/notices.ts';
 import { isPermission, type Grant } from './permissions.ts';
 
 export interface AuthenticatedOperator {
   id: number;
   /** The session the token belongs to: what signing out ends. */
   sessionId: number;
+  /** When the session ends by itself (admin.sessionTtlSeconds after sign-in). */
+  sessionExpiresAt: Date;
   email: string;
   identifier: string;
+  /** The grants this session acts under: those on accounts requiring two factors are withheld without it. */
   grants: Grant[];
+  /** What customers see when the operator answers (operatorAgent). */
+  displayName: string | null;
+  avatarUrl: string | null;
+  twoFactorEnabled: boolean;
+  /**
+   * Accounts requiring two-factor sign-in on which the operator holds grants they cannot use
+   * until they enrol (a grant on every account counts for each). Empty when enrolled.
+   */
+  twoFactorRequiredBy: number[];
+}
+
+/** The name an answer carries when the operator has set none: not their email, which customers must not see. */
+export const DEFAULT_AGENT_NAME = 'Support';
+
+/**
+ * The operator as the agent of their answers (typeId 2 messages, agent typing): their id, display
+ * name and avatar, as a Service's agent is. Operator ids and a Service's own agent ids are
+ * separate number spaces: a widget tells agents apart by id, name and avatar together.
+ */
+export function operatorAgent(operator: Pick<AuthenticatedOperator, 'id' | 'displayName' | 'avatarUrl'>): AgentSnapshot {
+  return { id: operator.id, name: operator.displayName ?? DEFAULT_AGENT_NAME, avatar: operator.avatarUrl };
+}
+
+export interface ProfileChanges {
+  displayName?: string | null | undefined;
+  avatarUrl?: string | null | undefined;
+}
+
+/** The operator's own display name and avatar (PATCH /adminApi/session). */
+export async function updateProfile(em: EntityManager, operatorId: number, changes: ProfileChanges): Promise<Operator | null> {
+  const operator = await em.findOne(OperatorSchema, { id: operatorId });
+  if (!operator) return null;
+  if (changes.displayName !== undefined) operator.displayName = changes.displayName;
+  if (changes.avatarUrl !== undefined) operator.avatarUrl = changes.avatarUrl;
+  await em.flush();
+  return operator;
 }
 
 export interface NewOperator {
   email: string;
   password: string;
   grants: Grant[];
+  /** log2 of scrypt's N (config `security.passwordHashCost`). */
+  hashCost?: number;
 }
+
+/** Where a sign-in comes from, shown to the operator in their list of sessions. */
+export interface SignInOrigin {
+  address: string | null;
+  userAgent: string | null;
+}
+
+export interface LoginOptions extends SignInOrigin {
+  ttlSeconds: number;
+  hashCost: number;
+  /** How long the second step of a two-factor sign-in may wait. */
+  challengeTtlSeconds: number;
+}
+
+export type LoginResult =
+  { kind: 'session'; token: string; expiresAt: Date } | { kind: 'two-factor'; challenge: string; expiresAt: Date } | 'disabled' | null;
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
 export async function createOperator(em: EntityManager, input: NewOperator): Promise<Operator> {
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(input.password, input.hashCost ?? DEFAULT_HASH_COST);
   return em.transactional(async (tx) => {
     const operator = tx.create(OperatorSchema, {
       email: normalizeEmail(input.email),
@@ -55,27 +123,52 @@ export async function ensureOperator(em: EntityManager, input: NewOperator): Pro
   }
 }
 
-/**
- * Returns a bearer token for a right email and password, null otherwise (never which one was
- * wrong); 'disabled' for a right pair of a disabled operator (only someone holding the password
- * learns it, and they need to know why they cannot get in).
- */
-export async function login(
+/** Column widths of what a session shows: longer values are cut, not refused. */
+function origin(from: SignInOrigin): SignInOrigin {
+  return { address: from.address?.slice(0, 64) ?? null, userAgent: from.userAgent?.slice(0, 512) ?? null };
+}
+
+/** A new session (bearer token) of the operator. */
+export async function startSession(
   em: EntityManager,
-  email: string,
-  password: string,
+  operatorId: number,
   ttlSeconds: number,
-): Promise<{ token: string; expiresAt: Date } | 'disabled' | null> {
-  const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
-  const matches = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash()));
-  if (!operator || !matches) return null;
-  if (operator.disabledAt) return 'disabled';
+  from: SignInOrigin,
+): Promise<{ kind: 'session'; token: string; expiresAt: Date }> {
   const token = newToken('pat');
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
-  em.create(OperatorSessionSchema, { operatorId: operator.id, tokenHash: sha256Hex(token), expiresAt });
+  em.create(OperatorSessionSchema, { operatorId, tokenHash: sha256Hex(token), expiresAt, lastUsedAt: new Date(), ...origin(from) });
   await em.flush();
-  return { token, expiresAt };
+  return { kind: 'session', token, expiresAt };
 }
+
+/**
+ * For a right email and password: a session, or, for an operator with two-factor sign-in, a
+ * challenge to present with the code (the password alone gives no session). Null otherwise
+ * (never which one was wrong); 'disabled' for a right pair of a disabled operator (only someone
+ * holding the password learns it, and they need to know why they cannot get in). A hash made
+ * with another cost than the configured one is made again while the password is at hand.
+ */
+export async function login(em: EntityManager, email: string, password: string, options: LoginOptions): Promise<LoginResult> {
+  const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
+  const matches = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash(options.hashCost)));
+  if (!operator || !matches) return null;
+  if (operator.disabledAt) return 'disabled';
+  if (needsRehash(operator.passwordHash, options.hashCost)) {
+    operator.passwordHash = await hashPassword(password, options.hashCost);
+  }
+  if (operator.totpEnabledAt) {
+    const challenge = newToken('ptc');
+    const expiresAt = new Date(Date.now() + options.challengeTtlSeconds * 1000);
+    em.create(OperatorLoginChallengeSchema, { operatorId: operator.id, tokenHash: sha256Hex(challenge), expiresAt, ...origin(options) });
+    await em.flush();
+    return { kind: 'two-factor', challenge, expiresAt };
+  }
+  return startSession(em, operator.id, options.ttlSeconds, options);
+}
+
+/** A session's last use is written at most this often, not at every request. */
+const LAST_USED_EVERY_MS = 60_000;
 
 export async function authenticateOperator(em: EntityManager, token: string): Promise<AuthenticatedOperator | null> {
   const session = await em.findOne(OperatorSessionSchema, {
@@ -85,17 +178,81 @@ export async function authenticateOperator(em: EntityManager, token: string): Pr
   if (!session) return null;
   const operator = await em.findOne(OperatorSchema, { id: session.operatorId });
   if (!operator || operator.disabledAt) return null;
+  if (!session.lastUsedAt || Date.now() - session.lastUsedAt.getTime() > LAST_USED_EVERY_MS) {
+    await em.nativeUpdate(OperatorSessionSchema, { id: session.id }, { lastUsedAt: new Date() });
+  }
   const rows = await em.find(OperatorPermissionSchema, { operatorId: operator.id });
-  const grants: Grant[] = [];
+  let grants: Grant[] = [];
   for (const row of rows) {
     if (isPermission(row.permission)) grants.push({ accountId: row.accountId ?? null, permission: row.permission });
   }
-  return { id: operator.id, sessionId: session.id, email: operator.email, identifier: operator.identifier, grants };
+  const twoFactorEnabled = operator.totpEnabledAt != null;
+  let twoFactorRequiredBy: number[] = [];
+  if (!twoFactorEnabled && grants.length > 0) {
+    // Grants on an account that requires two factors are withheld until the operator enrols; a
+    // grant on every account covers those accounts too, so it is withheld whole.
+    const requiring = (await em.find(AccountSchema, { requireTwoFactor: true }, { fields: ['id'] })).map((a) => a.id);
+    const everywhere = grants.some((g) => g.accountId === null);
+    twoFactorRequiredBy = everywhere ? requiring : requiring.filter((id) => grants.some((g) => g.accountId === id));
+    const withheld = new Set(twoFactorRequiredBy);
+    if (withheld.size > 0) grants = grants.filter((g) => g.accountId !== null && !withheld.has(g.accountId));
+  }
+  return {
+    id: operator.id,
+    sessionId: session.id,
+    sessionExpiresAt: session.expiresAt,
+    email: operator.email,
+    identifier: operator.identifier,
+    grants,
+    displayName: operator.displayName ?? null,
+    avatarUrl: operator.avatarUrl ?? null,
+    twoFactorEnabled,
+    twoFactorRequiredBy: twoFactorRequiredBy.sort((a, b) => a - b),
+  };
 }
 
-/** Signing out: the session's token is refused from now on. */
-export async function endSession(em: EntityManager, sessionId: number): Promise<void> {
-  await em.nativeDelete(OperatorSessionSchema, { id: sessionId });
+/** Signing out: the session's token is refused from now on, and its dashboard sockets end. */
+export async function endSession(em: EntityManager, operator: { id: number; sessionId: number }): Promise<void> {
+  await em.transactional(async (tx) => {
+    await tx.nativeDelete(OperatorSessionSchema, { id: operator.sessionId });
+    notify(tx, operatorChanged(operator.id));
+  });
+}
+
+/** The operator's sessions that have not expired, newest first. */
+export async function listSessions(em: EntityManager, operatorId: number): Promise<OperatorSession[]> {
+  return em.find(OperatorSessionSchema, { operatorId, expiresAt: { $gt: new Date() } }, { orderBy: { id: 'desc' } });
+}
+
+/** Ends one session of the operator; false when they have no such session. */
+export async function endSessionOf(em: EntityManager, operatorId: number, sessionId: number): Promise<boolean> {
+  return (await em.nativeDelete(OperatorSessionSchema, { id: sessionId, operatorId })) > 0;
+}
+
+/** Ends every session of the operator but `keep` (null: all of them); how many ended. */
+export async function endSessions(em: EntityManager, operatorId: number, keep: number | null = null): Promise<number> {
+  return em.nativeDelete(OperatorSessionSchema, keep === null ? { operatorId } : { operatorId, id: { $ne: keep } });
+}
+
+/**
+ * A new password, checked against the current one. Every other session of the operator ends,
+ * as do unused reset links and sign-ins waiting for their second step: whoever knew the old
+ * password keeps nothing it gave. 'wrong_password' when the current one does not match.
+ */
+export async function changePassword(
+  em: EntityManager,
+  input: { operatorId: number; sessionId: number; currentPassword: string; newPassword: string; hashCost: number },
+): Promise<'changed' | 'wrong_password'> {
+  const operator = await em.findOneOrFail(OperatorSchema, { id: input.operatorId });
+  if (!(await verifyPassword(input.currentPassword, operator.passwordHash))) return 'wrong_password';
+  const passwordHash = await hashPassword(input.newPassword, input.hashCost);
+  await em.transactional(async (tx) => {
+    await tx.nativeUpdate(OperatorSchema, { id: operator.id }, { passwordHash });
+    await endSessions(tx, operator.id, input.sessionId);
+    await tx.nativeDelete(OperatorPasswordResetSchema, { operatorId: operator.id, usedAt: null });
+    await tx.nativeDelete(OperatorLoginChallengeSchema, { operatorId: operator.id });
+  });
+  return 'changed';
 }
 
 export interface OperatorWithGrants {
@@ -122,6 +279,8 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
     await tx.nativeDelete(OperatorPermissionSchema, { operatorId });
     const unique = new Map(grants.map((g) => [`${g.accountId ?? '*'}|${g.permission}`, g]));
     for (const grant of unique.values()) tx.create(OperatorPermissionSchema, { operatorId, ...grant });
+    // Their dashboard sockets hear only what the new grants allow.
+    notify(tx, operatorChanged(operatorId));
     return { operator, grants: [...unique.values()] };
   });
 }
@@ -136,7 +295,11 @@ export async function setOperatorDisabled(em: EntityManager, operatorId: number,
     if (!operator) return;
     // An operator disabled earlier keeps the moment it happened.
     operator.disabledAt = disabled ? (operator.disabledAt ?? new Date()) : null;
-    if (disabled) await tx.nativeDelete(OperatorSessionSchema, { operatorId });
+    if (disabled) {
+      await tx.nativeDelete(OperatorSessionSchema, { operatorId });
+      await tx.nativeDelete(OperatorLoginChallengeSchema, { operatorId });
+    }
+    notify(tx, operatorChanged(operatorId));
   });
   const [found] = (await listOperators(em.fork())).filter((o) => o.operator.id === operatorId);
   return found ?? null;

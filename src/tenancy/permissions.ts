@@ -8,6 +8,10 @@ export const PERMISSIONS = [
   'accounts:edit',
   'services:edit',
   'conversations:read',
+  /** The team inbox: answer, write notes, change the status, assign oneself, take over from a bot. */
+  'conversations:reply',
+  /** The team inbox: assign conversations to other operators. */
+  'conversations:assign',
   /** Erasing a user and everything of theirs (GDPR). */
   'users:delete',
   /** The deliveries log (its payloads hold conversations: the log needs conversations:read too). */

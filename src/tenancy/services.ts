@@ -4,6 +4,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service, type ServiceApiKey } from '../db/entities/index.ts';
 import { accountChanged, notify } from '../conversations/notices.ts';
+import { conflict } from '../errors.ts';
 import { alphanumericId, newSigningSecret, newToken, sha256Hex } from '../security/random.ts';
 
 export interface NewService {
@@ -43,6 +44,36 @@ export async function createService(em: EntityManager, accountId: number, input:
   });
 }
 
+/** The name an account's team inbox is given when it is made (operators may rename it). */
+export const INBOX_NAME = 'Team inbox';
+
+/**
+ * The account's team inbox (docs/dashboard.md): a Service of kind `inbox`, with no webhook URL and
+ * no API key, answered by operators from the dashboard. Made with the account (createAccount), in
+ * its transaction; it is not made the default Service (an operator may choose it).
+ */
+export function addInbox(em: EntityManager, accountId: number): Service {
+  return em.create(ServiceSchema, {
+    accountId,
+    name: INBOX_NAME,
+    kind: 'inbox',
+    identification: alphanumericId(16),
+    webhookUrl: null,
+    // Signs nothing (the inbox receives no webhooks); the column is required of every Service.
+    signingSecret: newSigningSecret(),
+  });
+}
+
+/** The account's inbox, or null (none was made: an account made before the inbox, before its migration). */
+export async function findInbox(em: EntityManager, accountId: number): Promise<Service | null> {
+  return em.findOne(ServiceSchema, { accountId, kind: 'inbox' });
+}
+
+/** What only a webhook Service has (a webhook URL, API keys, a signing secret, test events) is refused for the inbox. */
+export function refuseInbox(service: Pick<Service, 'kind'>, code: 'inbox_has_no_webhook' | 'inbox_has_no_api_keys'): void {
+  if (service.kind === 'inbox') throw conflict(code);
+}
+
 /** Adds an API key to the Service (flushed by the caller); `apiKey` is the only plain copy there is. */
 export function issueApiKey(em: EntityManager, serviceId: number): { apiKey: string; key: ServiceApiKey } {
   const apiKey = newToken('pk');
@@ -61,6 +92,7 @@ export async function updateService(em: EntityManager, serviceId: number, change
   return em.transactional(async (tx) => {
     const service = await tx.findOne(ServiceSchema, { id: serviceId });
     if (!service) return null;
+    if (changes.webhookUrl != null) refuseInbox(service, 'inbox_has_no_webhook');
     if (changes.name !== undefined) service.name = changes.name;
     if (changes.webhookUrl !== undefined) service.webhookUrl = changes.webhookUrl;
     if (changes.enabled === true) {

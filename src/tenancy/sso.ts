@@ -1,11 +1,11 @@
 // Operators signing in through the OpenID provider: matched by their verified email, created
 // only when the configuration names their grants, and handed their session through a one-time
 // code (the dashboard exchanges it; the bearer token itself never travels in an address).
-import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { ForeignKeyConstraintViolationException, LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { OperatorSchema, OperatorSessionSchema, type Operator } from '../db/entities/index.ts';
+import { OperatorLoginChallengeSchema, OperatorSchema, OperatorSessionSchema, type Operator } from '../db/entities/index.ts';
 import { newToken, sha256Hex } from '../security/random.ts';
-import { createOperator, normalizeEmail } from './operators.ts';
+import { createOperator, normalizeEmail, startSession, type SignInOrigin } from './operators.ts';
 import type { Grant } from './permissions.ts';
 
 /** How long the one-time code of a finished sign-in may wait for the dashboard. */
@@ -56,18 +56,38 @@ export async function ssoSignIn(em: EntityManager, email: string, grants: Grant[
   return { code, created: found.created };
 }
 
-/** The code's session token, once: a second exchange, or one after a minute, finds nothing. */
+/**
+ * The code's session, once: a second exchange, or one after a minute, finds nothing (null). An
+ * operator with two-factor sign-in gets no session from the provider alone: the code becomes the
+ * same challenge a right password gives, for POST /login/two-factor (docs/security.md says why).
+ */
 export async function exchangeSsoCode(
   em: EntityManager,
   code: string,
-  ttlSeconds: number,
-): Promise<{ token: string; expiresAt: Date } | null> {
-  const token = newToken('pat');
-  const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
-  const updated = await em.nativeUpdate(
-    OperatorSessionSchema,
-    { tokenHash: codeHash(code), expiresAt: { $gt: new Date() } },
-    { tokenHash: sha256Hex(token), expiresAt },
-  );
-  return updated === 1 ? { token, expiresAt } : null;
+  options: SignInOrigin & { ttlSeconds: number; challengeTtlSeconds: number },
+): Promise<{ kind: 'session'; token: string; expiresAt: Date } | { kind: 'two-factor'; challenge: string; expiresAt: Date } | null> {
+  return em.transactional(async (tx) => {
+    const row = await tx.findOne(
+      OperatorSessionSchema,
+      { tokenHash: codeHash(code), expiresAt: { $gt: new Date() } },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!row) return null;
+    // The code is used up whatever comes of it.
+    tx.remove(row);
+    const operator = await tx.findOne(OperatorSchema, { id: row.operatorId });
+    if (!operator || operator.disabledAt) {
+      await tx.flush();
+      return null;
+    }
+    const from = { address: options.address?.slice(0, 64) ?? null, userAgent: options.userAgent?.slice(0, 512) ?? null };
+    if (operator.totpEnabledAt) {
+      const challenge = newToken('ptc');
+      const expiresAt = new Date(Date.now() + options.challengeTtlSeconds * 1000);
+      tx.create(OperatorLoginChallengeSchema, { operatorId: operator.id, tokenHash: sha256Hex(challenge), expiresAt, ...from });
+      await tx.flush();
+      return { kind: 'two-factor', challenge, expiresAt };
+    }
+    return startSession(tx, operator.id, options.ttlSeconds, from);
+  });
 }

@@ -5,9 +5,10 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
+import { Secret, TOTP } from 'otpauth';
 import { Webhook } from 'standardwebhooks';
 import { useBrowser } from '../support/browser.ts';
-import { DASHBOARD_SHOTS, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
+import { DASHBOARD_SHOTS, expectAccessible, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
 import { adminToken, createAccount, createService, type AccountData, type CreatedServiceData } from '../support/factories.ts';
 import { PNG } from '../support/files.ts';
 import { pdf, png } from './files.ts';
@@ -16,6 +17,7 @@ import { outboxSettled, receivedExactly } from '../support/outbox.ts';
 import { Receiver } from '../support/receiver.ts';
 import { TEST_ADMIN, sharedServer, startTestServer } from '../support/server.ts';
 import { Widget } from '../support/widget.ts';
+import { startWidgetHost } from '../support/widget-host.ts';
 
 const api = () => client(sharedServer().url);
 
@@ -91,6 +93,25 @@ describe('Operator dashboard', function () {
     expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
     const after = await api().get('/adminApi/session', { token: token ?? '' });
     expect(after.status).to.equal(401);
+  });
+
+  it('says how long to wait when sign-ins are limited', async () => {
+    const { page } = browser();
+    const server = await startTestServer({ admin: { loginRateLimit: { points: 2, durationSeconds: 900 } } });
+    try {
+      await page.goto(`${server.url}/dashboard`);
+      await page.getByLabel('Email').fill(`limited-${Date.now()}@palaver.test`);
+      await page.getByLabel('Password').fill('not the password');
+      for (let i = 0; i < 2; i++) {
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
+        await page.getByRole('button', { name: 'Sign in', disabled: false }).waitFor();
+      }
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Too many attempts. Try again in 15 minutes.' }).waitFor();
+    } finally {
+      await server.stop();
+    }
   });
 
   it('serves the page with a strict CSP and calls only routes of /openapi.json', async () => {
@@ -233,7 +254,9 @@ describe('Operator dashboard', function () {
       await select.waitFor();
       expect(await select.isDisabled()).to.equal(true);
       expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
-      await page.getByText('You need the services:edit permission on this account to change the default Service.').waitFor();
+      await page
+        .getByText('Changing the default Service needs the services:edit and conversations:read permissions on this account.')
+        .waitFor();
       await screenshots(page, 'account-read-only');
 
       const token = await page.evaluate<string | null>(`sessionStorage.getItem('palaver.dashboard.token')`);
@@ -253,6 +276,36 @@ describe('Operator dashboard', function () {
       await settings.getByText('enabled', { exact: true }).waitFor();
       expect(await page.getByRole('button', { name: 'Save Service' }).count()).to.equal(0);
     });
+
+    it('offers what sends conversation content elsewhere only with conversations:read beside services:edit', async () => {
+      const { page } = browser();
+      const grants = (...permissions: string[]) => permissions.map((permission) => ({ permission, accountId: account.id }));
+      const editor = await newOperator(grants('accounts:read', 'services:edit'));
+      await openDashboard(page, `#/accounts/${account.id}/services/${services[0]?.id}`);
+      await signIn(page, editor.email, editor.password);
+      await page.getByRole('button', { name: 'Save Service' }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Webhook URL' }).isDisabled()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Send test event' }).isDisabled()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Add API key' }).isDisabled()).to.equal(true);
+      await page.getByText('Adding an API key needs the services:edit and conversations:read permissions on this account.').waitFor();
+      // The name still saves (without the webhook URL).
+      await page.getByRole('textbox', { name: 'Name' }).fill('First renamed');
+      await page.getByRole('button', { name: 'Save Service' }).click();
+      await page.getByText('Service saved.').waitFor();
+      await page.getByRole('link', { name: account.name }).click();
+      await page.getByText('Creating a Service (its API key reads conversations) needs the services:edit').waitFor();
+      expect(await page.getByRole('button', { name: 'Create Service' }).count()).to.equal(0);
+      expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+
+      const both = await newOperator(grants('accounts:read', 'services:edit', 'conversations:read'));
+      await openDashboard(page, `#/accounts/${account.id}/services/${services[0]?.id}`);
+      await signIn(page, both.email, both.password);
+      await page.getByRole('button', { name: 'Save Service' }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Webhook URL' }).isDisabled()).to.equal(false);
+      expect(await page.getByRole('button', { name: 'Send test event' }).isDisabled()).to.equal(false);
+      expect(await page.getByRole('button', { name: 'Add API key' }).isDisabled()).to.equal(false);
+    });
   });
 
   it('tells an operator without any grant why the account list is empty', async () => {
@@ -261,6 +314,82 @@ describe('Operator dashboard', function () {
     await openDashboard(page);
     await signIn(page, nobody.email, nobody.password);
     await page.getByText('No account you may read. Ask an operator who manages operators for a grant.').waitFor();
+  });
+
+  it('team inbox: the customer writes in the widget, the operator takes it, notes and answers, and the widget shows the answer', async () => {
+    const { page, context } = browser();
+    const account = await createAccount();
+    const token = await adminToken();
+    const shown = await api().get<{ inbox: { identification: string } }>(`/adminApi/accounts/${account.id}`, { token });
+    // Humans answer everything: the inbox is the default Service.
+    const chosen = await api().put(`/adminApi/accounts/${account.id}/default-service`, {
+      token,
+      json: { serviceIdentification: shown.body.data.inbox.identification },
+    });
+    expect(chosen.status, chosen.text).to.equal(200);
+    const canned = await api().post(`/adminApi/accounts/${account.id}/canned-replies`, {
+      token,
+      json: { shortcut: 'thanks', text: 'Thank you for waiting!' },
+    });
+    expect(canned.status, canned.text).to.equal(201);
+    const site = await startWidgetHost(sharedServer().url, { account: account.identification, data: { title: 'Chat with Acme' } });
+    try {
+      await openDashboard(page, `#/accounts/${account.id}/inbox`);
+      await signIn(page);
+      await page.getByText('No conversations here.').waitFor();
+
+      // The customer, in Palaver's widget on another origin.
+      const customer = await context.newPage();
+      await customer.goto(site.url);
+      await customer.getByRole('button', { name: 'Open chat' }).click();
+      await customer.getByRole('textbox', { name: 'Message' }).fill('Hello, is anyone there?');
+      await customer.getByRole('textbox', { name: 'Message' }).press('Enter');
+      await customer.getByRole('log').getByText('Hello, is anyone there?').waitFor();
+
+      // Live under Unassigned, unread.
+      const entry = page.getByRole('list', { name: 'Inbox conversations' }).getByRole('link', { name: /Anonymous user/ });
+      await entry.getByText('1 unread').waitFor();
+      await entry.click();
+      const timelineList = page.getByRole('list', { name: 'Timeline' });
+      await timelineList.getByText('Hello, is anyone there?').waitFor();
+      await page.getByRole('button', { name: 'Assign to me' }).click();
+      await page.getByRole('button', { name: 'Unassign' }).waitFor();
+
+      // A private note: in the timeline, never in the widget.
+      const reply = page.getByRole('textbox', { name: 'Reply' });
+      await page.getByRole('checkbox', { name: /Private note/ }).check();
+      await reply.fill('Looks like a returning customer');
+      await reply.press('Enter');
+      await timelineList.getByText('Looks like a returning customer').waitFor();
+      await page.getByRole('checkbox', { name: /Private note/ }).uncheck();
+
+      // `/` offers the canned replies; Shift+Enter is a new line, Enter sends.
+      await reply.fill('/tha');
+      await page.getByRole('button', { name: '/thanks: Thank you for waiting!' }).click();
+      await reply.press('Shift+Enter');
+      await reply.pressSequentially('How can I help?');
+      expect(await reply.inputValue()).to.equal('Thank you for waiting!\nHow can I help?');
+      await reply.press('Enter');
+      await timelineList.getByText(/Thank you for waiting!/).waitFor();
+      await customer
+        .getByRole('log')
+        .getByText(/Thank you for waiting!/)
+        .waitFor();
+      expect(await customer.getByRole('log').textContent()).to.not.include('returning customer');
+
+      await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+      await page.getByRole('button', { name: 'Reopen' }).waitFor();
+      await page.screenshot({ path: `${DASHBOARD_SHOTS}/inbox-1280.png`, fullPage: true });
+      await customer.screenshot({ path: `${DASHBOARD_SHOTS}/inbox-widget.png` });
+      await expectAccessible(page, 'inbox');
+      // The customer writes again: reopened.
+      await customer.getByRole('textbox', { name: 'Message' }).fill('One more question');
+      await customer.getByRole('textbox', { name: 'Message' }).press('Enter');
+      await page.getByRole('button', { name: 'Resolve', exact: true }).waitFor();
+      await timelineList.getByText('One more question').waitFor();
+    } finally {
+      await site.close();
+    }
   });
 
   it('shows a widget conversation live with its messages, and an agent message as it arrives', async () => {
@@ -741,6 +870,21 @@ describe('Operator dashboard', function () {
     expect(filesUnder(mediaDir)).to.deep.equal([]);
   });
 
+  it('goes back to sign-in at once when the operator is disabled elsewhere (the live socket ends)', async () => {
+    const { page } = browser();
+    const account = await createAccount();
+    const target = await newOperator([{ permission: 'conversations:read', accountId: account.id }]);
+    await openDashboard(page);
+    await signIn(page, target.email, target.password);
+    const operators = await api().get<Array<{ id: number; email: string }>>('/adminApi/operators', { token: await adminToken() });
+    const id = operators.body.data.find((o) => o.email === target.email)?.id;
+    const disabled = await api().put(`/adminApi/operators/${id}/disabled`, { token: await adminToken(), json: { disabled: true } });
+    expect(disabled.status).to.equal(200);
+    // Nothing pressed on the page: the server ended its socket.
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+  });
+
   it('disables an operator with a confirmation: their session ends and their sign-in fails with the reason; enabling lets them in', async () => {
     const { page } = browser();
     const target = await newOperator([{ permission: 'accounts:read', accountId: null }]);
@@ -792,5 +936,135 @@ describe('Operator dashboard', function () {
       .waitFor();
     await again.getByText('enabled', { exact: true }).waitFor();
     expect((await api().post('/adminApi/login', { json: target })).status).to.equal(200);
+  });
+
+  describe('operator accounts', () => {
+    /** The code an authenticator app shows for this key, `steps` periods from now. */
+    const codeFor = (key: string, steps = 0) =>
+      new TOTP({ secret: Secret.fromBase32(key), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+        timestamp: Date.now() + steps * 30_000,
+      });
+
+    it('enrols in two-factor sign-in with the QR code on Your account, then signs in with the password and a code', async () => {
+      const { page } = browser();
+      const refused: string[] = [];
+      page.on('console', (message) => {
+        if (/Content.Security.Policy/i.test(message.text())) refused.push(message.text());
+      });
+      const operator = await newOperator([]);
+      await openDashboard(page);
+      await signIn(page, operator.email, operator.password);
+      await page.getByRole('link', { name: 'Your account' }).click();
+      await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+      await screenshots(page, 'your-account');
+      await phoneShot(page, 'your-account');
+
+      await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+      const qr = page.getByRole('img', { name: 'QR code to scan with your authenticator app' });
+      await qr.waitFor();
+      // Drawn from an object URL, which the page's CSP (img-src blob:) allows: it loaded.
+      expect(await qr.getAttribute('src')).to.match(/^blob:/);
+      await until(page, `document.querySelector('img.qr').complete && document.querySelector('img.qr').naturalWidth > 0`);
+      const key = (await page.locator('.totp-secret').innerText()).replace(/\s/g, '');
+      expect(key).to.match(/^[A-Z2-7]{32}$/);
+      await screenshots(page, 'two-factor-enrol');
+      await phoneShot(page, 'two-factor-enrol');
+
+      await page.getByLabel('Code from the app').fill(codeFor(key));
+      await page.getByRole('button', { name: 'Turn on' }).click();
+      const codes = page.locator('ol.recovery-codes li');
+      await codes.first().waitFor();
+      expect(await codes.count()).to.equal(10);
+      await screenshots(page, 'two-factor-recovery-codes');
+      await page.getByRole('button', { name: 'I have kept them' }).click();
+      await page.getByText('Recovery codes left: 10.').waitFor();
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      await page.getByLabel('Email').fill(operator.email);
+      await page.getByLabel('Password').fill(operator.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // The password alone gave no session: the code is asked for.
+      await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+      await page.getByLabel('Authentication code').fill('000000' === codeFor(key, 1) ? '111111' : '000000');
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('alert').filter({ hasText: 'That code is not right' }).waitFor();
+      await screenshots(page, 'sign-in-code');
+      await phoneShot(page, 'sign-in-code');
+      await page.getByLabel('Authentication code').fill(codeFor(key, 1));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      const token = await page.evaluate<string>(`sessionStorage.getItem('palaver.dashboard.token')`);
+      const me = await api().get<{ email: string; twoFactor: { enabled: boolean } }>('/adminApi/session', { token });
+      expect(me.body.data.email).to.equal(operator.email);
+      expect(me.body.data.twoFactor.enabled).to.equal(true);
+      expect(refused, 'nothing refused by the CSP').to.deep.equal([]);
+    });
+
+    it('changes the password and ends another session from Your account', async () => {
+      const { page } = browser();
+      const operator = await newOperator([]);
+      const other = (
+        await api().post<{ token: string }>('/adminApi/login', { json: operator, headers: { 'user-agent': 'Other Browser/1.0' } })
+      ).body.data.token;
+      await openDashboard(page, '#/me');
+      await signIn(page, operator.email, operator.password);
+      const row = page.getByRole('row').filter({ hasText: 'Other Browser/1.0' });
+      await row.getByRole('button', { name: /^End the session from / }).click();
+      await page.getByRole('status').filter({ hasText: 'Session ended.' }).waitFor();
+      await row.waitFor({ state: 'detached' });
+      expect((await api().get('/adminApi/session', { token: other })).status).to.equal(401);
+
+      await page.getByLabel('Current password').fill(operator.password);
+      await page.getByLabel('New password', { exact: true }).fill('password1234');
+      await page.getByLabel('New password, again').fill('password1234');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByRole('alert').filter({ hasText: 'most common passwords' }).waitFor();
+      await page.getByLabel('New password', { exact: true }).fill('a better password, longer');
+      await page.getByLabel('New password, again').fill('a better password, longer');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor();
+      expect(
+        (await api().post('/adminApi/login', { json: { email: operator.email, password: 'a better password, longer' } })).status,
+      ).to.equal(200);
+    });
+
+    it('makes a password-reset link on the operators page, shown once, that sets a new password', async () => {
+      const { page } = browser();
+      const target = await newOperator([]);
+      const theirToken = (await api().post<{ token: string }>('/adminApi/login', { json: target })).body.data.token;
+      await openDashboard(page, '#/operators');
+      await signIn(page);
+      const row = page.getByRole('row').filter({ hasText: target.email });
+      await row.getByRole('button', { name: `Password-reset link for ${target.email}` }).click();
+      const link = await page.getByLabel('Password-reset link', { exact: true }).inputValue();
+      expect(link).to.match(new RegExp(`^${sharedServer().url}/dashboard#/reset-password/prt_`));
+      await page.getByText('Palaver sends no email').waitFor();
+      await screenshots(page, 'operators-reset-link');
+      await phoneShot(page, 'operators-reset-link');
+
+      await row.getByRole('button', { name: `End sessions of ${target.email}` }).click();
+      await page.getByRole('dialog', { name: 'End sessions' }).getByRole('button', { name: 'End sessions' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `1 session of ${target.email} ended.` })
+        .waitFor();
+      expect((await api().get('/adminApi/session', { token: theirToken })).status).to.equal(401);
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      await page.goto(link);
+      await page.getByRole('heading', { name: 'Set a new password' }).waitFor();
+      await screenshots(page, 'reset-password');
+      await phoneShot(page, 'reset-password');
+      await page.getByLabel('New password', { exact: true }).fill('set from the link');
+      await page.getByLabel('New password, again').fill('set from the link');
+      await page.getByRole('button', { name: 'Set password' }).click();
+      await page.getByRole('status').filter({ hasText: 'Password set. Sign in with it.' }).waitFor();
+      expect(new URL(page.url()).hash).to.equal('');
+      await signIn(page, target.email, 'set from the link');
+    });
   });
 });

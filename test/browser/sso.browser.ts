@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { expect } from 'chai';
+import { Secret, TOTP } from 'otpauth';
 import type { Page } from 'playwright-core';
 import { useBrowser } from '../support/browser.ts';
 import { DASHBOARD_SHOTS, screenshots } from '../support/dashboard.ts';
@@ -71,6 +72,37 @@ describe('Dashboard single sign-on', function () {
       expect(await page.locator('.who').textContent()).to.equal(email);
       expect(new URL(page.url()).hash, 'the one-time code is taken out of the address').not.to.include('sso-code');
       expect(await page.evaluate<number>('sessionStorage.length')).to.equal(1);
+    });
+
+    it('asks an operator with two-factor sign-in for the code after the provider, then signs them in', async () => {
+      const { page } = browser();
+      const email = address('sso-totp');
+      const password = 'a long enough password';
+      const api = client(s.server.url);
+      const token = (await api.post<{ token: string }>('/adminApi/login', { json: TEST_ADMIN })).body.data.token;
+      const created = await api.post('/adminApi/operators', {
+        token,
+        json: { email, password, grants: [{ permission: 'accounts:read', accountId: null }] },
+      });
+      expect(created.status, created.text).to.equal(201);
+      const own = (await api.post<{ token: string }>('/adminApi/login', { json: { email, password } })).body.data.token;
+      const secret = (await api.post<{ secret: string }>('/adminApi/me/two-factor', { token: own })).body.data.secret;
+      const codeAt = (steps: number) =>
+        new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+          timestamp: Date.now() + steps * 30_000,
+        });
+      const confirmed = await api.post('/adminApi/me/two-factor/confirm', { token: own, json: { code: codeAt(0) } });
+      expect(confirmed.status, confirmed.text).to.equal(200);
+
+      await open(page, s);
+      await signInAtProvider(page, email);
+      await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      expect(new URL(page.url()).hash, 'the one-time code is taken out of the address').not.to.include('sso-code');
+      expect(await page.evaluate<number>('sessionStorage.length'), 'no session before the code').to.equal(0);
+      await page.getByLabel('Authentication code').fill(codeAt(1));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      expect(await page.locator('.who').textContent()).to.equal(email);
     });
 
     it('comes back to the sign-in page saying why an unknown email is refused', async () => {

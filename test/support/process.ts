@@ -11,8 +11,8 @@ export interface ServerProcess {
   output(): string;
   /** False once the process exited, whatever the reason. */
   running(): boolean;
-  /** Sends the signal and resolves with the exit code and how long the exit took. */
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
+  /** Sends the signal and resolves with the exit code (or the signal that ended it) and how long the exit took. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number; signal: NodeJS.Signals | null }>;
 }
 
 export interface ExitedProcess {
@@ -40,7 +40,8 @@ export function startProcess(env: Record<string, string | undefined>, timeoutMs 
     }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /"port":(\d+)[^\n]*"msg":"palaver listening"/.exec(output);
+      // The same words in JSON and in readable lines (PALAVER_LOG_FORMAT=pretty).
+      const match = /palaver listening on http:\/\/[^:\s]+:(\d+)/.exec(output);
       if (!match) return;
       clearTimeout(timer);
       resolve({
@@ -52,8 +53,9 @@ export function startProcess(env: Record<string, string | undefined>, timeoutMs 
           new Promise((done) => {
             const started = Date.now();
             // Already gone (a crash, or a signal: then exitCode is null and signalCode is set).
-            if (child.exitCode !== null || child.signalCode !== null) return done({ code: child.exitCode, ms: 0 });
-            child.once('exit', (code) => done({ code, ms: Date.now() - started }));
+            if (child.exitCode !== null || child.signalCode !== null)
+              return done({ code: child.exitCode, ms: 0, signal: child.signalCode });
+            child.once('exit', (code, exitSignal) => done({ code, ms: Date.now() - started, signal: exitSignal }));
             child.kill(signal);
           }),
       });

@@ -17,13 +17,13 @@ export async function startSsoServer(sso: { createOperators?: false | string[]; 
   const publicUrl = `http://127.0.0.1:${port}`;
   const server = await startTestServer({
     port,
+    publicUrl,
     sso: {
       passwordSignIn: sso.passwordSignIn ?? true,
       oidc: {
         issuer: provider.issuer,
         clientId: provider.clientId,
         clientSecret: provider.clientSecret,
-        publicUrl,
         name: SSO_NAME,
         createOperators: sso.createOperators ?? false,
       },

@@ -3,7 +3,7 @@ import { createService } from '../../tenancy/services.ts';
 import { changeDefaultService } from '../../tenancy/default-service.ts';
 import { AccountSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
-import { notFound } from '../../errors.ts';
+import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview, presentAuthorizationSecret, presentCreatedAccount } from '../../presenters/account.ts';
@@ -30,13 +30,15 @@ export function accountRoutes(router: AppRouter): void {
     authorize(ctx, 'GET /accounts/:accountId', accountId);
     const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
     if (!overview) throw notFound('account_not_found');
-    respond(ctx, { data: presentAccountOverview(overview.account, overview.services) });
+    respond(ctx, { data: presentAccountOverview(overview.account, overview.services, overview.inbox) });
   });
 
   router.patch('/accounts/:accountId', async (ctx) => {
     const { accountId } = parseParams(ctx, accountIdParams);
     authorize(ctx, 'PATCH /accounts/:accountId', accountId);
     const body = parseBody(ctx, updateAccountBody);
+    // Requiring a second factor without one would withhold the operator's own grants at once.
+    if (body.requireTwoFactor && !ctx.state.operator?.twoFactorEnabled) throw conflict('two_factor_not_enabled');
     const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
     if (!account) throw notFound('account_not_found');
     respond(ctx, { data: presentAccount(account) });
@@ -65,7 +67,7 @@ export function accountRoutes(router: AppRouter): void {
     });
     const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
     if (!overview) throw notFound('account_not_found');
-    respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services), changed } });
+    respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services, overview.inbox), changed } });
   });
 
   router.post('/accounts/:accountId/services', async (ctx) => {

@@ -75,3 +75,15 @@ export async function authorizeRecord<T>(
   if (record === null || !allowsAll(grants, rule.permissions, accountOf(record))) throw unknown();
   return record;
 }
+
+/**
+ * The rule's `fields` (policy.ts): each field the validated body sends needs its permissions on
+ * the account too, once the route's own rule allowed the call. 403 permission_denied otherwise.
+ */
+export function authorizeFields(ctx: AppContext, route: AdminRoute, accountId: number, body: object): void {
+  const { rule, grants } = ruleOf(ctx, route);
+  if (!rule.fields) throw new Error(`${route} has no field rules`);
+  const sent = Object.entries(body).filter(([, value]) => value !== undefined);
+  const needed = sent.flatMap(([field]) => rule.fields?.[field] ?? []);
+  if (!allowsAll(grants, needed, accountId)) throw forbidden('permission_denied');
+}

@@ -1,4 +1,4 @@
-import { issueApiKey, listApiKeys, revokeApiKey, rotateSigningSecret } from '../../tenancy/services.ts';
+import { refuseInbox, issueApiKey, listApiKeys, revokeApiKey, rotateSigningSecret } from '../../tenancy/services.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
@@ -16,6 +16,8 @@ export function keyRoutes(router: AppRouter): void {
 
   router.post('/services/:serviceId/keys', async (ctx) => {
     const service = await authorizedService(ctx, 'POST /services/:serviceId/keys');
+    // The inbox is the team in the dashboard: nothing calls the Service API as it.
+    refuseInbox(service, 'inbox_has_no_api_keys');
     const em = ctx.deps.db.orm.em;
     const { apiKey, key } = issueApiKey(em, service.id);
     await em.flush();
@@ -33,6 +35,7 @@ export function keyRoutes(router: AppRouter): void {
 
   router.post('/services/:serviceId/signing-secret', async (ctx) => {
     const service = await authorizedService(ctx, 'POST /services/:serviceId/signing-secret');
+    refuseInbox(service, 'inbox_has_no_webhook');
     const rotated = await rotateSigningSecret(ctx.deps.db.orm.em, service, ctx.deps.config.webhooks.secretGraceSeconds);
     respond(ctx, {
       data: {

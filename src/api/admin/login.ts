@@ -1,24 +1,40 @@
 import { login, normalizeEmail } from '../../tenancy/operators.ts';
-import { consumeOrRefuse } from '../../limits.ts';
+import { forgetDemoLogin } from '../../setup/bootstrap.ts';
+import { consumeEachOrRefuse } from '../../limits.ts';
 import { respond } from '../../http/respond.ts';
 import { forbidden, unauthorized } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { loginBody } from './schema.ts';
+import { presentLogin } from '../../presenters/operator.ts';
+import { loginOptions } from './sign-in.ts';
 
 export function loginRoutes(router: AppRouter): void {
   router.post('/login', async (ctx) => {
     // Single sign-on only (sso.passwordSignIn false): a password, right or wrong, opens nothing.
     if (!ctx.deps.config.sso.passwordSignIn) throw forbidden('password_sign_in_disabled');
     const body = parseBody(ctx, loginBody);
-    // Per email (from anywhere) and per address (any email): guessing one operator's password
-    // from many places, or many passwords from one place, is stopped alike. ctx.ip is the
-    // address trusted proxies vouch for (addresses.ts), never a client's own X-Forwarded-For.
-    await consumeOrRefuse(ctx.deps.loginAddressLimiter, ctx.ip);
-    await consumeOrRefuse(ctx.deps.loginLimiter, normalizeEmail(body.email));
-    const session = await login(ctx.deps.db.orm.em, body.email, body.password, ctx.deps.config.admin.sessionTtlSeconds);
+    const email = normalizeEmail(body.email);
+    // Failed sign-ins are counted three ways (docs/security.md): per email and address (a
+    // guesser is stopped where it guesses, and only there), per address (any email: one place
+    // guessing many operators) and per email from anywhere (a short window: a guesser using many
+    // addresses is slowed, while the operator is kept out minutes at most). ctx.ip is the address
+    // trusted proxies vouch for (addresses.ts), never a client's own X-Forwarded-For. A point is
+    // taken before the password is checked, so concurrent guesses cannot pass a limit together.
+    const pair = JSON.stringify([email, ctx.ip]);
+    const taken = await consumeEachOrRefuse([
+      [ctx.deps.loginLimiter, pair],
+      [ctx.deps.loginAddressLimiter, ctx.ip],
+      [ctx.deps.loginEmailLimiter, email],
+    ]);
+    const session = await login(ctx.deps.db.orm.em, body.email, body.password, loginOptions(ctx));
     if (!session) throw unauthorized('invalid_credentials');
+    // The right password never counts, and starts the pair's count over.
+    await taken.giveBack();
+    await ctx.deps.loginLimiter.delete(pair);
     if (session === 'disabled') throw unauthorized('operator_disabled');
-    respond(ctx, { data: { token: session.token, expiresAt: session.expiresAt.toISOString() } });
+    // Its password is known now: the demo's banner is not shown again.
+    if (ctx.deps.config.demo) forgetDemoLogin(ctx.deps.config.dataDir, email);
+    respond(ctx, { data: presentLogin(session) });
   });
 }

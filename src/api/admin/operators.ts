@@ -1,13 +1,23 @@
-import { createOperator, listOperators, replaceGrants, setOperatorDisabled } from '../../tenancy/operators.ts';
+import {
+  createOperator,
+  endSessionOf,
+  endSessions,
+  listOperators,
+  listSessions,
+  replaceGrants,
+  setOperatorDisabled,
+} from '../../tenancy/operators.ts';
+import { createPasswordReset, passwordResetUrl } from '../../tenancy/password-resets.ts';
+import { OperatorSchema } from '../../db/entities/index.ts';
 import type { Grant } from '../../tenancy/permissions.ts';
 import { allows, isPermission } from '../../tenancy/permissions.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
-import { presentOperator } from '../../presenters/operator.ts';
+import { presentOperator, presentOperatorSession } from '../../presenters/operator.ts';
 import { authorize } from './auth.ts';
-import { createOperatorBody, grantsBody, operatorDisabledBody, operatorIdParams } from './schema.ts';
+import { createOperatorBody, grantsBody, operatorDisabledBody, operatorIdParams, operatorSessionParams } from './schema.ts';
 
 /** The schema checked each permission; this narrows the type for the domain. */
 function toGrants(grants: Array<{ permission: string; accountId: number | null }>): Grant[] {
@@ -25,7 +35,12 @@ export function operatorRoutes(router: AppRouter): void {
     authorize(ctx, 'POST /operators');
     const body = parseBody(ctx, createOperatorBody);
     const grants = toGrants(body.grants);
-    const operator = await createOperator(ctx.deps.db.orm.em, { email: body.email, password: body.password, grants });
+    const operator = await createOperator(ctx.deps.db.orm.em, {
+      email: body.email,
+      password: body.password,
+      grants,
+      hashCost: ctx.deps.config.security.passwordHashCost,
+    });
     respond(ctx, { data: presentOperator(operator, grants) }, 201);
   });
 
@@ -52,5 +67,39 @@ export function operatorRoutes(router: AppRouter): void {
     const updated = await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled);
     if (!updated) throw notFound('operator_not_found');
     respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
+  });
+
+  // A one-time link to set a new password, shown once to the operator who asked (no email is sent).
+  router.post('/operators/:operatorId/password-reset', async (ctx) => {
+    authorize(ctx, 'POST /operators/:operatorId/password-reset');
+    const { operatorId } = parseParams(ctx, operatorIdParams);
+    const reset = await createPasswordReset(ctx.deps.db.orm.em, operatorId, ctx.deps.config.admin.passwordResetTtlSeconds);
+    if (!reset) throw notFound('operator_not_found');
+    const url = passwordResetUrl(ctx.deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`, reset.token);
+    respond(ctx, { data: { url, expiresAt: reset.expiresAt.toISOString() } }, 201);
+  });
+
+  router.get('/operators/:operatorId/sessions', async (ctx) => {
+    authorize(ctx, 'GET /operators/:operatorId/sessions');
+    const { operatorId } = parseParams(ctx, operatorIdParams);
+    const em = ctx.deps.db.orm.em;
+    if (!(await em.count(OperatorSchema, { id: operatorId }))) throw notFound('operator_not_found');
+    const sessions = await listSessions(em, operatorId);
+    respond(ctx, { data: sessions.map((s) => presentOperatorSession(s, ctx.state.operator?.sessionId ?? null)) });
+  });
+
+  router.delete('/operators/:operatorId/sessions', async (ctx) => {
+    authorize(ctx, 'DELETE /operators/:operatorId/sessions');
+    const { operatorId } = parseParams(ctx, operatorIdParams);
+    const em = ctx.deps.db.orm.em;
+    if (!(await em.count(OperatorSchema, { id: operatorId }))) throw notFound('operator_not_found');
+    respond(ctx, { data: { ended: await endSessions(em, operatorId) } });
+  });
+
+  router.delete('/operators/:operatorId/sessions/:sessionId', async (ctx) => {
+    authorize(ctx, 'DELETE /operators/:operatorId/sessions/:sessionId');
+    const { operatorId, sessionId } = parseParams(ctx, operatorSessionParams);
+    if (!(await endSessionOf(ctx.deps.db.orm.em, operatorId, sessionId))) throw notFound('session_not_found');
+    respond(ctx, { data: null });
   });
 }

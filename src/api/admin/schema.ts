@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { createPrivateKey } from 'node:crypto';
 import type { ActivityCursor } from '../../conversations/by-activity.ts';
+import type { InboxCursor } from '../../conversations/inbox.ts';
 import { isPermission } from '../../tenancy/permissions.ts';
+import { RICH_LIMITS } from '../service/schema.ts';
+import { newPassword } from '../../security/password-policy.ts';
 
 export const loginBody = z.object({
   email: z.string().email(),
@@ -113,9 +116,14 @@ export const updateAccountBody = z
     stickyMessage: z.string().max(2000).nullable().optional(),
     /** Pages that may call the Client API from a browser; empty: any origin. */
     allowedOrigins: z.array(webOrigin).max(100).optional(),
+    /** Every operator with grants on the account must sign in with two factors to use them. */
+    requireTwoFactor: z.boolean().optional(),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins');
+  .refine(
+    (body) => Object.keys(body).length > 0,
+    'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins, requireTwoFactor',
+  );
 
 export const usersQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -151,9 +159,23 @@ const grant = z.object({
 
 export const createOperatorBody = z.object({
   email: z.string().email().max(320),
-  password: z.string().min(8).max(1024),
+  password: newPassword,
   grants: z.array(grant).max(100),
 });
+
+export const twoFactorLoginBody = z.object({
+  challenge: z.string().min(1).max(200),
+  /** Six digits from the authenticator, or a recovery code. */
+  code: z.string().trim().min(1).max(64),
+});
+
+export const passwordResetBody = z.object({ token: z.string().min(1).max(200), password: newPassword });
+
+export const changePasswordBody = z.object({ currentPassword: z.string().min(1).max(1024), newPassword });
+
+export const twoFactorCodeBody = z.object({ code: z.string().trim().min(1).max(64) });
+
+export const sessionIdParams = z.object({ sessionId: z.coerce.number().int().positive().max(2_147_483_647) });
 
 export const grantsBody = z.object({ grants: z.array(grant).max(100) });
 
@@ -162,6 +184,8 @@ export const operatorIdParams = z.object({
 });
 
 export const operatorDisabledBody = z.object({ disabled: z.boolean() });
+
+export const operatorSessionParams = operatorIdParams.extend(sessionIdParams.shape);
 
 export const pushKindParams = z.object({
   accountId: z.coerce.number().int().positive(),
@@ -212,4 +236,107 @@ export const ssoExchangeBody = z.object({
 /** What the provider sends back to the callback; the library reads and checks the rest. */
 export const ssoCallbackQuery = z.looseObject({
   state: z.string().max(1000).optional(),
+});
+
+/** An https address of an image (an operator's avatar, shown to customers). */
+const httpsUrl = z
+  .string()
+  .url()
+  .max(2048)
+  .refine((u) => /^https:\/\//i.test(u), 'must be an https:// URL');
+
+/** The operator's own profile: what customers see when they answer. */
+export const profileBody = z
+  .object({
+    displayName: z.string().trim().min(1).max(255).nullable().optional(),
+    avatarUrl: httpsUrl.nullable().optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of displayName, avatarUrl');
+
+/** An operator's answer (an agent message, typeId 2): text, an upload of the conversation, or both. */
+export const operatorMessageBody = z
+  .object({
+    message: z.string().trim().min(1).max(RICH_LIMITS.messageLength).optional(),
+    media: z.object({ id: z.string().uuid(), description: z.string().max(255).nullish() }).optional(),
+  })
+  .strict()
+  .refine((body) => body.message !== undefined || body.media !== undefined, { message: 'give a message or media', path: ['message'] });
+
+/** The operator typing to the customer (agent typing). */
+export const operatorTypingBody = z.object({ isTyping: z.boolean() }).strict();
+
+/** The place in an inbox view (conversations/inbox.ts): `<waiting since, ms or "none">.<user id>`. */
+const inboxCursor = z
+  .string()
+  .regex(/^(none|[0-9]{1,15})\.[1-9][0-9]{0,9}$/, 'must be the paging.after of the previous page')
+  .transform((value): InboxCursor => {
+    const [waiting = '', user = ''] = value.split('.');
+    return { waitingSince: waiting === 'none' ? null : new Date(Number(waiting)), userId: Number(user) };
+  })
+  .refine((cursor) => cursor.userId <= 2_147_483_647, 'is out of range');
+
+export function inboxCursorText(cursor: InboxCursor): string {
+  return `${cursor.waitingSince ? cursor.waitingSince.getTime() : 'none'}.${cursor.userId}`;
+}
+
+export const inboxQuery = z.object({
+  view: z.enum(['mine', 'unassigned', 'open', 'bots', 'resolved']).default('open'),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** The `paging.after` cursor of the previous page. */
+  after: inboxCursor.optional(),
+  /** Full-text search (words, all of them): message text, customer identifier, additional information. */
+  q: z.string().trim().min(1).max(200).optional(),
+});
+
+export const assigneeBody = z
+  .object({
+    /** An operator's id, or null for nobody. */
+    assigneeId: z.number().int().positive().nullable(),
+    /** Compare-and-set: the assignee the caller saw (null: nobody). Another one now: 409 assignee_changed. */
+    expectedAssigneeId: z.number().int().positive().nullable(),
+  })
+  .strict();
+
+export const statusBody = z
+  .object({
+    status: z.enum(['open', 'snoozed', 'resolved']),
+    /** With snoozed: until then (else until the customer's next message). */
+    snoozedUntil: z.string().datetime({ offset: true }).nullish(),
+    /** Compare-and-set, if given: the status the caller saw. Another one now: 409 status_changed. */
+    expectedStatus: z.enum(['open', 'snoozed', 'resolved']).optional(),
+  })
+  .strict()
+  .refine((body) => body.status === 'snoozed' || body.snoozedUntil == null, {
+    message: 'only a snooze has an end',
+    path: ['snoozedUntil'],
+  });
+
+export const noteBody = z.object({ text: z.string().trim().min(1).max(RICH_LIMITS.messageLength) }).strict();
+
+export const readBody = z.object({ messageId: z.number().int().positive() }).strict();
+
+export const timelineQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.coerce.number().int().positive().optional(),
+});
+
+export const cannedReplyBody = z
+  .object({
+    /** What follows `/` in the composer. */
+    shortcut: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, 'letters, digits, - and _ (at most 64)'),
+    text: z.string().trim().min(1).max(RICH_LIMITS.messageLength),
+  })
+  .strict();
+
+export const cannedReplyChanges = cannedReplyBody
+  .partial()
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of shortcut, text');
+
+export const cannedReplyParams = accountIdParams.extend({
+  replyId: z.coerce.number().int().positive().max(2_147_483_647),
 });

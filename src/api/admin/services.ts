@@ -5,7 +5,7 @@ import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentService } from '../../presenters/service.ts';
 import { AccountSchema, type Service } from '../../db/entities/index.ts';
-import { authorizeRecord } from './auth.ts';
+import { authorizeFields, authorizeRecord } from './auth.ts';
 import type { AdminRoute } from './policy.ts';
 import { serviceIdParams, updateServiceBody } from './schema.ts';
 
@@ -28,6 +28,7 @@ export function serviceRoutes(router: AppRouter): void {
   router.patch('/services/:serviceId', async (ctx) => {
     const { id, accountId } = await authorizedService(ctx, 'PATCH /services/:serviceId');
     const body = parseBody(ctx, updateServiceBody);
+    authorizeFields(ctx, 'PATCH /services/:serviceId', accountId, body);
     const em = ctx.deps.db.orm.em;
     const service = await updateService(em, id, body);
     if (!service) throw notFound('service_not_found');

@@ -4,11 +4,13 @@ import { respond } from '../../http/respond.ts';
 import { conflict } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { authorizedService } from './services.ts';
+import { refuseInbox } from '../../tenancy/services.ts';
 
 /** The dashboard's "send test event": one signed POST now, the receiver's answer returned (deliveries/test-event.ts). */
 export function testEventRoutes(router: AppRouter): void {
   router.post('/services/:serviceId/test-event', async (ctx) => {
     const service = await authorizedService(ctx, 'POST /services/:serviceId/test-event');
+    refuseInbox(service, 'inbox_has_no_webhook');
     if (!service.webhookUrl) throw conflict('no_webhook_url');
     const operator = ctx.state.operator;
     if (!operator) throw new Error('requireOperator() must run before admin routes');

@@ -3,17 +3,34 @@ import { changeOwner } from '../../conversations/owners.ts';
 import { conversationsByActivity } from '../../conversations/by-activity.ts';
 import { messagePage } from '../../conversations/messages.ts';
 import { listUsers } from '../../tenancy/accounts.ts';
-import { AccountSchema, UserSchema } from '../../db/entities/index.ts';
+import { AccountSchema, MessageType, UserSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
-import type { AppRouter } from '../../http/types.ts';
+import type { AppContext, AppRouter } from '../../http/types.ts';
+import { setAgentTyping } from '../../conversations/agents.ts';
+import { operatorAgent, type AuthenticatedOperator } from '../../tenancy/operators.ts';
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { authorize } from './auth.ts';
-import { accountIdParams, accountUserParams, activityCursorText, conversationsQuery, ownerBody, usersQuery } from './schema.ts';
+import {
+  accountIdParams,
+  accountUserParams,
+  activityCursorText,
+  conversationsQuery,
+  operatorMessageBody,
+  operatorTypingBody,
+  ownerBody,
+  usersQuery,
+} from './schema.ts';
 
-/** The dashboard's view of conversations (conversations:read). */
+function signedIn(ctx: AppContext): AuthenticatedOperator {
+  const operator = ctx.state.operator;
+  if (!operator) throw new Error('requireOperator() must run before admin routes');
+  return operator;
+}
+
+/** The dashboard's view of conversations (conversations:read), and answers from it (conversations:reply). */
 export function userRoutes(router: AppRouter): void {
   router.get('/accounts/:accountId/users', async (ctx) => {
     const { accountId } = parseParams(ctx, accountIdParams);
@@ -71,6 +88,40 @@ export function userRoutes(router: AppRouter): void {
       newOwnerIdentification: body.serviceIdentification,
     });
     respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
+  });
+
+  // An operator's answer: an agent message as a Service's (typeId 2, the operator as the agent),
+  // through the same group-committed writer, so it reaches sockets and app devices alike.
+  router.post('/accounts/:accountId/users/:userId/messages', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'POST /accounts/:accountId/users/:userId/messages', accountId);
+    const body = parseBody(ctx, operatorMessageBody);
+    // The writer checks the user (this account's, not merged) under its lock: no read before.
+    const { message } = await ctx.deps.agentMessages.send({
+      accountId,
+      userId,
+      agent: operatorAgent(signedIn(ctx)),
+      typeId: MessageType.agent,
+      text: body.message ?? null,
+      media: body.media ?? null,
+      content: null,
+    });
+    respond(ctx, { data: presentClientMessage(message, accountId) }, 201);
+  });
+
+  router.post('/accounts/:accountId/users/:userId/typing', async (ctx) => {
+    const { accountId, userId } = parseParams(ctx, accountUserParams);
+    authorize(ctx, 'POST /accounts/:accountId/users/:userId/typing', accountId);
+    const body = parseBody(ctx, operatorTypingBody);
+    const user = await ctx.deps.db.orm.em.findOne(UserSchema, { id: userId, accountId });
+    if (!user) throw notFound('user_not_found');
+    const updated = await setAgentTyping(ctx.deps.db.orm.em, {
+      userId,
+      agent: operatorAgent(signedIn(ctx)),
+      isTyping: body.isTyping,
+      timeoutMs: ctx.deps.config.client.typingTimeoutMs,
+    });
+    respond(ctx, { data: { userId, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
   });
 
   router.delete('/accounts/:accountId/users/:userId', async (ctx) => {

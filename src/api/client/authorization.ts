@@ -6,6 +6,16 @@
 // verifyHash, over all three fields, is what proves the header came from the customer's
 // backend. It is compared in constant time; the header must not have expired, nor live
 // longer than the configured maximum.
+//
+// The three fields are signed without separators, so the same hash fits any other split of
+// the same bytes: `customer-123|3f…` re-read as `customer-12|33f…` would sign in as another
+// customer. The split is made unique by the fields' shapes: the key is exactly 128 hex
+// characters (what hex(HMAC-SHA512) always is) and validUntil canonical decimal seconds (no
+// sign, no leading zero). With the key's length fixed, any other split moves the boundary
+// between key and validUntil by as much as the one before it: validUntil loses leading digits
+// (a time long past) or gains some from the key (at least 10^10 s, the year 2286, beyond any
+// allowed lifetime, which config.ts bounds to a year), and a key digit 0 moved in front of it is
+// a leading zero. Every re-split is refused.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../errors.ts';
 
@@ -24,6 +34,11 @@ function sameHex(a: string, b: string): boolean {
 }
 
 const invalid = () => new AppError(401, 'invalid_authorization');
+
+/** hex(HMAC-SHA512(...)): 64 bytes, 128 hex digits, in either case. */
+const AUTHENTICATION_KEY = /^[0-9a-fA-F]{128}$/;
+/** Unix seconds as decimal digits: no sign, no leading zero, at most 12 digits. */
+const CANONICAL_SECONDS = /^[1-9][0-9]{0,11}$/;
 
 /** The account's secrets: the current one, and the one before a rotation while it lasts. */
 export interface VerifyingAccount {
@@ -65,8 +80,8 @@ export function verifyAuthorization(
   if (parts.length < 4) throw invalid();
   const [verify = '', validUntilText = '', key = ''] = parts.splice(-3).reverse();
   const identification = parts.join('|');
-  if (!identification || identification.length > 255 || !/^\d{1,12}$/.test(validUntilText)) throw invalid();
-  if (!/^[\x21-\x7e]{1,512}$/.test(key)) throw invalid();
+  if (!identification || identification.length > 255 || !CANONICAL_SECONDS.test(validUntilText)) throw invalid();
+  if (!AUTHENTICATION_KEY.test(key)) throw invalid();
   const now = options.now ?? Date.now();
   const signed = `${identification}${key}${validUntilText}`;
   const previous = account.previousAuthorizationSecretExpiresAt && account.previousAuthorizationSecretExpiresAt.getTime() > now;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { validationFailed } from '../../errors.ts';
 
 export const userIdParams = z.object({
   userId: z.coerce.number().int().positive().max(2_147_483_647),
@@ -8,11 +9,29 @@ export const ownerBody = z.object({
   serviceIdentification: z.string().min(1).max(64),
 });
 
+/** What an avatar may be: an absolute http(s) URL; whether plain http is allowed depends on the server (refuseHttpAvatar). */
+const AVATAR_RULE = 'an avatar is an absolute https URL (http too where private webhook addresses are allowed)';
+
 export const agentSchema = z.object({
   id: z.number().int().positive(),
   name: z.string().trim().min(1).max(255),
-  avatar: z.string().url().max(2048).nullish(),
+  // Sent on to every client as an image address: a javascript:, data: or vbscript: URL would be
+  // script or content of the Service's making in whatever client renders it carelessly.
+  avatar: z
+    .string()
+    .max(2048)
+    .refine((value) => /^https?:\/\//i.test(value) && isHttpUrl(value), AVATAR_RULE)
+    .nullish(),
 });
+
+/**
+ * Plain http avatars only where private webhook addresses are allowed (development, the tests):
+ * elsewhere an avatar is https, as the pages showing it are.
+ */
+export function refuseHttpAvatar(agent: { avatar?: string | null | undefined }, allowHttp: boolean): void {
+  if (allowHttp || !agent.avatar || new URL(agent.avatar).protocol === 'https:') return;
+  throw validationFailed([{ field: 'body.agent.avatar', detail: 'an avatar is an https URL' }]);
+}
 
 /** Bounds of the rich parts of an agent message. */
 export const RICH_LIMITS = {

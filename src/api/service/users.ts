@@ -12,7 +12,15 @@ import { presentServiceUser } from '../../presenters/service-user.ts';
 import { userForService } from './caller.ts';
 import type { MediaKind } from '../../media/types.ts';
 import { serviceCaller } from './auth.ts';
-import { agentMessageBody, ownerBody, serviceMessagesQuery, typingBody, userIdParams, type AgentMessageBody } from './schema.ts';
+import {
+  agentMessageBody,
+  ownerBody,
+  refuseHttpAvatar,
+  serviceMessagesQuery,
+  typingBody,
+  userIdParams,
+  type AgentMessageBody,
+} from './schema.ts';
 import type { AgentContentInput } from '../../conversations/agents.ts';
 import type { MessageButton } from '../../db/entities/index.ts';
 
@@ -84,6 +92,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
 
   router.post('/users/:userId/messages', async (ctx) => {
     const body = parseBody(ctx, agentMessageBody);
+    refuseHttpAvatar(body.agent, ctx.deps.config.webhooks.allowPrivate);
     const { userId } = parseParams(ctx, userIdParams);
     const caller = serviceCaller(ctx);
     // The writer checks the user (this account's, not merged) under its lock: no read before.
@@ -101,6 +110,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
 
   router.post('/users/:userId/typing', async (ctx) => {
     const body = parseBody(ctx, typingBody);
+    refuseHttpAvatar(body.agent, ctx.deps.config.webhooks.allowPrivate);
     const { user } = await targetUser(ctx);
     const updated = await setAgentTyping(ctx.deps.db.orm.em, {
       userId: user.id,

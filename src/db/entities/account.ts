@@ -25,6 +25,8 @@ export const AccountSchema = defineEntity({
     welcomeMessage: p.text().nullable(),
     stickyMessage: p.text().nullable(),
     settings: p.json<AccountSettings>(),
+    /** Every operator with grants on the account must sign in with a second factor to use them. */
+    requireTwoFactor: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

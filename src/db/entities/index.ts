@@ -4,6 +4,7 @@ export * from './service-api-key.ts';
 export * from './operator.ts';
 export * from './operator-permission.ts';
 export * from './operator-session.ts';
+export * from './operator-security.ts';
 export * from './user.ts';
 export * from './device.ts';
 export * from './message.ts';
@@ -17,6 +18,7 @@ import { MediaSchema } from './media.ts';
 import { MessageSchema } from './message.ts';
 import { OperatorPermissionSchema } from './operator-permission.ts';
 import { OperatorSessionSchema } from './operator-session.ts';
+import { OperatorLoginChallengeSchema, OperatorPasswordResetSchema, OperatorRecoveryCodeSchema } from './operator-security.ts';
 import { OperatorSchema } from './operator.ts';
 import { ServiceApiKeySchema } from './service-api-key.ts';
 import { ServiceSchema } from './service.ts';
@@ -30,6 +32,9 @@ export const entities = [
   OperatorSchema,
   OperatorPermissionSchema,
   OperatorSessionSchema,
+  OperatorRecoveryCodeSchema,
+  OperatorPasswordResetSchema,
+  OperatorLoginChallengeSchema,
   UserSchema,
   DeviceSchema,
   MessageSchema,

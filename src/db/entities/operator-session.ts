@@ -10,6 +10,11 @@ export const OperatorSessionSchema = defineEntity({
     tokenHash: p.string().unique(),
     createdAt: p.datetime().onCreate(() => new Date()),
     expiresAt: p.datetime(),
+    /** Updated at most once a minute, by the requests the token authenticates. */
+    lastUsedAt: p.datetime().nullable(),
+    /** The client address and User-Agent of the sign-in, for the operator to recognise it. */
+    address: p.string().nullable(),
+    userAgent: p.string().nullable(),
   }),
 });
 

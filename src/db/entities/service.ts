@@ -2,6 +2,9 @@ import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
 export type ServiceDisabledReason = 'operator' | 'webhook_gone';
 
+/** `webhook`: a backend (webhooks, API keys); `inbox`: the account's team, answering from the dashboard. */
+export type ServiceKind = 'webhook' | 'inbox';
+
 /** A backend attached to an account: it receives webhooks and calls the Service API. */
 export const ServiceSchema = defineEntity({
   name: 'Service',
@@ -10,6 +13,7 @@ export const ServiceSchema = defineEntity({
     id: p.integer().primary(),
     accountId: p.integer(),
     name: p.string(),
+    kind: p.string().$type<ServiceKind>().default('webhook'),
     identification: p.string().unique(),
     webhookUrl: p.text().nullable(),
     signingSecret: p.string(),

@@ -7,6 +7,9 @@ import { Migration20261228000000_operator_disabled } from './Migration2026122800
 import { Migration20261230000000_delivery_attempts } from './Migration20261230000000_delivery_attempts.ts';
 import { Migration20261231000000_authorization_secret_rotation } from './Migration20261231000000_authorization_secret_rotation.ts';
 import { Migration20270101000000_media_device } from './Migration20270101000000_media_device.ts';
+import { Migration20270101000000_inbox } from './Migration20270101000000_inbox.ts';
+import { Migration20270102000000_inbox_conversations } from './Migration20270102000000_inbox_conversations.ts';
+import { Migration20270105000000_operator_accounts } from './Migration20270105000000_operator_accounts.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -19,4 +22,7 @@ export const migrationsList = [
   { name: 'Migration20261230000000_delivery_attempts', class: Migration20261230000000_delivery_attempts },
   { name: 'Migration20261231000000_authorization_secret_rotation', class: Migration20261231000000_authorization_secret_rotation },
   { name: 'Migration20270101000000_media_device', class: Migration20270101000000_media_device },
+  { name: 'Migration20270101000000_inbox', class: Migration20270101000000_inbox },
+  { name: 'Migration20270102000000_inbox_conversations', class: Migration20270102000000_inbox_conversations },
+  { name: 'Migration20270105000000_operator_accounts', class: Migration20270105000000_operator_accounts },
 ];

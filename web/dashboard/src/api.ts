@@ -21,8 +21,10 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly notifications: Notification[],
+    /** A 429's Retry-After, in seconds; null when the answer had none. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
-    super(describe(status, notifications));
+    super(describe(status, notifications, retryAfterSeconds));
   }
 
   /** Problems of one field of a form (422 validation_failed names them). */
@@ -47,6 +49,14 @@ const WORDS: Record<string, string> = {
   delivery_not_dead: 'This delivery is not dead any more.',
   password_sign_in_disabled: 'Sign-in with a password is turned off here: use single sign-on.',
   sso_code_invalid: 'That single sign-on has already been used or is too old. Sign in again.',
+  invalid_code: 'That code is not right (or was used already). Try the next code of your authenticator app.',
+  invalid_challenge: 'This sign-in took too long. Start again with your email and password.',
+  invalid_reset_token: 'This reset link has expired or was used already. Ask for a new one.',
+  wrong_password: 'Your current password is not right.',
+  two_factor_not_enabled: 'Set up two-factor sign-in for yourself first (Your account).',
+  two_factor_already_enabled: 'Two-factor sign-in is on already.',
+  two_factor_not_enrolling: 'Start the set-up again: no code is awaited.',
+  session_not_found: 'That session has ended already.',
 };
 
 /** Why a single sign-on came back refused (the server's #sso-error=<code>). */
@@ -67,9 +77,22 @@ export function ssoErrorText(code: string): string {
   return SSO_WORDS[code] ?? 'The single sign-on did not work. Try again.';
 }
 
-function describe(status: number, notifications: Notification[]): string {
+/** Calls that need no session: their 401 is an answer to show, not a sign-out. */
+const OPEN_PATHS = new Set(['/login', '/login/two-factor', '/password-reset', '/sso/exchange']);
+
+/** "45 seconds", "15 minutes": how long a Retry-After asks to wait, rounded up. */
+export function waitFor(seconds: number): string {
+  if (seconds < 90) return seconds === 1 ? '1 second' : `${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
+}
+
+function describe(status: number, notifications: Notification[], retryAfterSeconds: number | null): string {
   const first = notifications.find((n) => n.type === 'error') ?? notifications[0];
   if (!first) return `The server answered ${status}.`;
+  if (first.message === 'too_many_requests' && retryAfterSeconds !== null) {
+    return `Too many attempts. Try again in ${waitFor(retryAfterSeconds)}.`;
+  }
   const words = WORDS[first.message];
   if (words) return words;
   const fields = notifications.filter((n) => n.field).map((n) => `${n.field}: ${n.detail ?? n.message}`);
@@ -88,13 +111,17 @@ function send(method: string, path: string, headers: Record<string, string>, bod
   return fetch(`/adminApi${path}`, { method, headers, body, credentials: 'omit' });
 }
 
+/** The token is refused from now on (a 401, or the live socket ended by the server): back to sign-in. */
+export function sessionEnded(): void {
+  session.clear();
+  onSignedOut();
+}
+
 /** The error of a refused call; a refused token also ends the page's session. */
 function refusal(response: Response, path: string, envelope: Envelope<unknown> | null): ApiError {
-  if (response.status === 401 && path !== '/login') {
-    session.clear();
-    onSignedOut();
-  }
-  return new ApiError(response.status, envelope?.notifications ?? []);
+  if (response.status === 401 && !OPEN_PATHS.has(path)) sessionEnded();
+  const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
+  return new ApiError(response.status, envelope?.notifications ?? [], Number.isInteger(retryAfter) && retryAfter > 0 ? retryAfter : null);
 }
 
 export async function call<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {

@@ -2,11 +2,13 @@
 // server says which conversation changed, or whose delivery outcomes were committed; pages that
 // show them read them again over the Admin API.
 import { io, type Socket } from 'socket.io-client';
+import { sessionEnded } from './api.ts';
 
 export interface ConversationChange {
   accountId: number;
   userId: number;
-  change: 'message' | 'agent' | 'messageStatus' | 'merged';
+  /** status, assignee, owner, note: the team's side of the conversation (the team inbox). */
+  change: 'message' | 'agent' | 'messageStatus' | 'merged' | 'owner' | 'assignee' | 'status' | 'note';
 }
 
 export interface DeliveriesChange {
@@ -26,6 +28,12 @@ export function connectLive(token: string): void {
   });
   socket.on('deliveries', (change: DeliveriesChange) => {
     for (const listener of deliveriesListeners) listener(change);
+  });
+  // The server ends the socket with the session (signed out elsewhere, disabled, expired): the
+  // page goes back to sign-in at once. Ended for permission_denied (conversations:read taken
+  // away), the page stays; what it reads next answers 403.
+  socket.on('ended', ({ code }: { code: string }) => {
+    if (code === 'invalid_token') sessionEnded();
   });
 }
 

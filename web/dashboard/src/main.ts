@@ -8,9 +8,11 @@ import type { Me } from './types.ts';
 import { accountPage } from './pages/account.ts';
 import { accountsPage } from './pages/accounts.ts';
 import { conversationsPage } from './pages/conversations.ts';
+import { inboxPage } from './pages/inbox.ts';
 import { operatorsPage } from './pages/operators.ts';
 import { servicePage } from './pages/service.ts';
-import { finishSingleSignOn, signInPage } from './pages/sign-in.ts';
+import { finishSingleSignOn, resetPasswordPage, secondStep, signInPage } from './pages/sign-in.ts';
+import { mePage } from './pages/me.ts';
 import { can } from './permissions.ts';
 import { errorText } from './ui.ts';
 
@@ -19,6 +21,8 @@ export interface PageContext {
   me: Me;
   /** Runs when the page is left (live listeners, timers). */
   onLeave(cleanup: () => void): void;
+  /** Reads the session again and redraws (the grants change when two-factor sign-in is turned on). */
+  refresh(): Promise<void>;
 }
 
 type Page = (ctx: PageContext, ...params: number[]) => Promise<void>;
@@ -29,8 +33,14 @@ const ROUTES: Array<[RegExp, Page]> = [
   [/^#\/accounts\/(\d+)\/services\/(\d+)$/, servicePage],
   [/^#\/accounts\/(\d+)\/conversations$/, conversationsPage],
   [/^#\/accounts\/(\d+)\/conversations\/(\d+)$/, conversationsPage],
+  [/^#\/accounts\/(\d+)\/inbox$/, inboxPage],
+  [/^#\/accounts\/(\d+)\/inbox\/(\d+)$/, inboxPage],
   [/^#\/operators$/, operatorsPage],
+  [/^#\/me$/, mePage],
 ];
+
+/** A reset link's page: served before, and without, any session. */
+const RESET = /^#\/reset-password\/([\w-]+)$/;
 
 const root = document.getElementById('app') as HTMLElement;
 let me: Me | null = null;
@@ -64,6 +74,7 @@ function layout(operator: Me): HTMLElement {
   });
   const links: Array<[string, string]> = [['#/accounts', 'Accounts']];
   if (can(operator.grants, 'operators:manage', null)) links.push(['#/operators', 'Operators']);
+  links.push(['#/me', 'Your account']);
   const header = h(
     'header',
     { class: 'top' },
@@ -84,7 +95,19 @@ function layout(operator: Me): HTMLElement {
     h('span', { class: 'who' }, operator.email),
     signOut,
   );
-  show(root, header, main);
+  // Grants withheld until the operator enrols: said on every page, with the way to fix it.
+  const required = operator.twoFactor.requiredBy;
+  const banner =
+    required.length > 0 && !operator.twoFactor.enabled
+      ? h(
+          'p',
+          { class: 'banner', role: 'alert' },
+          `Account${required.length > 1 ? 's' : ''} ${required.join(', ')} require${required.length > 1 ? '' : 's'} two-factor sign-in: your grants there are unused until you `,
+          h('a', { href: '#/me' }, 'set it up on Your account'),
+          '.',
+        )
+      : null;
+  show(root, header, banner, main);
   return main;
 }
 
@@ -112,7 +135,7 @@ async function route(): Promise<void> {
     .filter((p) => p !== undefined)
     .map(Number);
   try {
-    await page({ main, me, onLeave: (cleanup) => leaving.push(cleanup) }, ...params);
+    await page({ main, me, onLeave: (cleanup) => leaving.push(cleanup), refresh: start }, ...params);
   } catch (err) {
     show(main, h('h1', {}, 'Something went wrong'), h('p', { role: 'alert', class: 'status error' }, errorText(err)));
   }
@@ -130,12 +153,42 @@ function ssoReturn(): { code: string | null; error: string | null } {
   return { code, error };
 }
 
+async function signedInWith(token: string): Promise<void> {
+  session.set(token);
+  if (RESET.test(location.hash)) location.hash = '';
+  await start();
+}
+
+async function signIn(notice?: string, refusal: string | null = null): Promise<void> {
+  await signInPage(root, signedInWith, notice, refusal);
+}
+
 async function start(): Promise<void> {
+  const reset = RESET.exec(location.hash);
+  if (reset?.[1]) {
+    // Whoever opens a reset link sets that operator's password; a session open in this tab ends.
+    if (session.token) await api.delete('/session').catch(() => undefined);
+    session.clear();
+    disconnectLive();
+    me = null;
+    resetPasswordPage(root, reset[1], () => {
+      history.replaceState(null, '', location.pathname);
+      void signIn('Password set. Sign in with it.');
+    });
+    return;
+  }
   const sso = ssoReturn();
   let refusal = sso.error === null ? null : ssoErrorText(sso.error);
   if (sso.code) {
     try {
-      session.set(await finishSingleSignOn(sso.code));
+      const answer = await finishSingleSignOn(sso.code);
+      if (!('token' in answer)) {
+        // Two-factor sign-in on: the provider's sign-in stands for the password, not for the code.
+        session.clear();
+        secondStep(root, answer.challenge, signedInWith);
+        return;
+      }
+      session.set(answer.token);
     } catch (err) {
       refusal = errorText(err);
     }
@@ -143,14 +196,7 @@ async function start(): Promise<void> {
   me = await signedIn();
   if (!me) {
     session.clear();
-    await signInPage(
-      root,
-      async (token) => {
-        session.set(token);
-        await start();
-      },
-      refusal,
-    );
+    await signIn(undefined, refusal);
     return;
   }
   connectLive(session.token ?? '');
@@ -163,5 +209,5 @@ whenSignedOut(() => {
   disconnectLive();
   void start();
 });
-window.addEventListener('hashchange', () => void route());
+window.addEventListener('hashchange', () => void (RESET.test(location.hash) ? start() : route()));
 void start();

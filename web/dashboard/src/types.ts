@@ -9,15 +9,37 @@ export interface Me {
   email: string;
   identifier: string;
   grants: Grant[];
+  /**
+   * Two-factor sign-in: on or off, and the accounts requiring it whose grants wait for the
+   * operator to enrol (they are left out of `grants` until then).
+   */
+  twoFactor: { enabled: boolean; requiredBy: number[]; recoveryCodesLeft: number };
   /** What this server allows (PALAVER_WEBHOOK_ALLOW_PRIVATE). */
   server: { privateWebhookAddresses: boolean };
 }
+
+/** A sign-in of an operator (GET /me/sessions, GET /operators/{id}/sessions); never its token. */
+export interface OperatorSession {
+  id: number;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string;
+  address: string | null;
+  userAgent: string | null;
+  /** The session of this page. */
+  current: boolean;
+}
+
+/** POST /login: a token, or with two-factor sign-in the challenge of the second step. */
+export type LoginAnswer = { token: string; expiresAt: string } | { twoFactorRequired: true; challenge: string; challengeExpiresAt: string };
 
 export interface Service {
   id: number;
   accountId: number;
   identification: string;
   name: string;
+  /** `inbox`: the account's team (answers from the dashboard; no webhook, no API keys). */
+  kind: 'webhook' | 'inbox';
   webhookUrl: string | null;
   isDefault: boolean;
   enabled: boolean;
@@ -34,6 +56,8 @@ export interface Account {
   welcomeMessage: string | null;
   stickyMessage: string | null;
   allowedOrigins: string[];
+  /** Operators with grants on it must sign in with two factors to use them. */
+  requireTwoFactor: boolean;
   createdAt: string;
 }
 
@@ -43,7 +67,10 @@ export interface CreatedAccount extends Account {
 }
 
 export interface AccountOverview extends Account {
+  /** The webhook Services. */
   services: Service[];
+  /** The team inbox (a Service too: it may own conversations and be the default). */
+  inbox: Service | null;
   defaultService: Service | null;
 }
 
@@ -126,6 +153,7 @@ export interface Operator {
   createdAt: string;
   /** Set: cannot sign in, sessions ended. */
   disabledAt: string | null;
+  twoFactorEnabled: boolean;
 }
 
 export interface DeliveryAttempt {

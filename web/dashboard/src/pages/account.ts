@@ -1,7 +1,7 @@
 import { api } from '../api.ts';
 import { field, h, show } from '../dom.ts';
 import type { PageContext } from '../main.ts';
-import { can } from '../permissions.ts';
+import { can, sendContentRefusal } from '../permissions.ts';
 import type { AccountOverview, Service } from '../types.ts';
 import { badge, busy, say, secretBox, statusLine } from '../ui.ts';
 import { secretRotationSection } from './secret-rotation.ts';
@@ -20,7 +20,14 @@ async function render(ctx: PageContext, accountId: number, created: HTMLElement 
     ctx.main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/accounts' }, 'Accounts'), ' / ', account.name),
     h('h1', {}, account.name),
-    mayRead ? h('p', {}, h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations')) : null,
+    mayRead
+      ? h(
+          'p',
+          { class: 'row' },
+          h('a', { class: 'button-link', href: `#/accounts/${accountId}/inbox` }, 'Inbox'),
+          h('a', { class: 'button-link', href: `#/accounts/${accountId}/conversations` }, 'Conversations'),
+        )
+      : null,
     h(
       'div',
       { class: 'columns' },
@@ -45,6 +52,13 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
   sticky.value = account.stickyMessage ?? '';
   const origins = h('textarea', { name: 'allowedOrigins', rows: 3, disabled: !editable, spellcheck: 'false' });
   origins.value = account.allowedOrigins.join('\n');
+  const requireTwoFactor = h('input', {
+    type: 'checkbox',
+    name: 'requireTwoFactor',
+    checked: account.requireTwoFactor,
+    disabled: !editable,
+    'aria-describedby': 'require-two-factor-hint',
+  });
   const button = h('button', { type: 'submit', disabled: !editable }, 'Save settings');
   const status = statusLine();
   const form = h(
@@ -55,6 +69,16 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
     field('Welcome message', welcome, 'Shown to a user before their first message.'),
     field('Sticky message', sticky, 'Shown above every conversation.'),
     field('Allowed widget origins', origins, 'One origin per line, such as https://shop.example. Empty: any origin.'),
+    h(
+      'div',
+      { class: 'field check' },
+      h('label', {}, requireTwoFactor, ' Require two-factor sign-in'),
+      h(
+        'p',
+        { class: 'hint', id: 'require-two-factor-hint' },
+        'Operators with grants on this account use them only once they sign in with a code from an authenticator app. Turn it on for yourself first (Your account).',
+      ),
+    ),
     button,
     editable ? null : h('p', { class: 'hint' }, 'You need the accounts:edit permission to change these.'),
     status,
@@ -68,7 +92,10 @@ function settingsSection(ctx: PageContext, account: AccountOverview): HTMLElemen
         welcomeMessage: text(welcome),
         stickyMessage: text(sticky),
         allowedOrigins: origins.value.split(/\s+/).filter((o) => o !== ''),
+        // Sent only when changed: the server refuses turning it on for an operator without it.
+        ...(requireTwoFactor.checked !== account.requireTwoFactor ? { requireTwoFactor: requireTwoFactor.checked } : {}),
       });
+      account.requireTwoFactor = requireTwoFactor.checked;
       say(status, 'Settings saved.');
     });
   });
@@ -88,19 +115,17 @@ function snippetSection(account: AccountOverview): HTMLElement {
 }
 
 function defaultServiceSection(ctx: PageContext, account: AccountOverview, changed: (account: AccountOverview) => void): HTMLElement {
-  const editable = can(ctx.me.grants, 'services:edit', account.id);
+  // New conversations go to the default Service's webhook.
+  const refused = sendContentRefusal(ctx.me.grants, 'services:edit', account.id, 'Changing the default Service');
+  const editable = refused === null;
   const select = h(
     'select',
     { name: 'defaultService', disabled: !editable || account.services.length === 0 },
-    ...account.services.map((s) => h('option', { value: s.identification, selected: s.isDefault }, s.name)),
+    ...[...account.services, ...(account.inbox ? [account.inbox] : [])].map((s) =>
+      h('option', { value: s.identification, selected: s.isDefault }, s.name),
+    ),
   );
-  const reason = editable
-    ? null
-    : h(
-        'p',
-        { class: 'hint', id: 'default-reason' },
-        'You need the services:edit permission on this account to change the default Service.',
-      );
+  const reason = editable ? null : h('p', { class: 'hint', id: 'default-reason' }, refused);
   const button = h('button', { type: 'submit', disabled: !editable || account.services.length === 0 }, 'Change default Service');
   if (reason) {
     select.setAttribute('aria-describedby', 'default-reason');
@@ -155,7 +180,6 @@ function serviceList(account: AccountOverview): HTMLElement {
 }
 
 function servicesSection(ctx: PageContext, account: AccountOverview, created: HTMLElement | null, list: HTMLElement): HTMLElement {
-  const editable = can(ctx.me.grants, 'services:edit', account.id);
   const section = h(
     'section',
     { class: 'card', 'aria-labelledby': 'services-title' },
@@ -163,7 +187,13 @@ function servicesSection(ctx: PageContext, account: AccountOverview, created: HT
     created,
     list,
   );
-  if (!editable) return section;
+  if (!can(ctx.me.grants, 'services:edit', account.id)) return section;
+  // The answer holds the new Service's API key, which reads every conversation of the account.
+  const refused = sendContentRefusal(ctx.me.grants, 'services:edit', account.id, 'Creating a Service (its API key reads conversations)');
+  if (refused !== null) {
+    section.append(h('p', { class: 'hint' }, refused));
+    return section;
+  }
   const name = h('input', { name: 'serviceName', required: true, maxlength: 255 });
   const url = h('input', { name: 'webhookUrl', type: 'url', placeholder: 'https://backend.example/palaver', spellcheck: 'false' });
   const warning = h('p', { class: 'hint warn', 'aria-live': 'polite' });
@@ -223,6 +253,7 @@ function authorizationSecretSection(ctx: PageContext, account: AccountOverview):
     path: `/accounts/${account.id}/authorization-secret`,
     field: 'authorizationSecret',
     note: (until) => `Shown once. Headers signed with the old secret are accepted${until}: give your backend the new one before then.`,
-    refused: can(ctx.me.grants, 'accounts:edit', account.id) ? null : 'Rotating it needs the accounts:edit permission.',
+    // Whoever holds it can sign in as any customer and read their conversation.
+    refused: sendContentRefusal(ctx.me.grants, 'accounts:edit', account.id, 'Rotating it'),
   });
 }

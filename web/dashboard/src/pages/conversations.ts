@@ -56,7 +56,7 @@ function listEntry(
 /** Conversations of an account by last activity, live; with a user id, that conversation too. */
 export async function conversationsPage(ctx: PageContext, accountId: number, userId?: number): Promise<void> {
   const account = (await api.get<AccountOverview>(`/accounts/${accountId}`)).data;
-  const services = new Map(account.services.map((s) => [s.id, s.name]));
+  const services = new Map([...account.services, ...(account.inbox ? [account.inbox] : [])].map((s) => [s.id, s.name]));
   const loaded = kept?.me === ctx.me && kept.list.accountId === accountId ? kept.list : new LoadedConversations(accountId);
   kept = { me: ctx.me, list: loaded };
   const list = h('ul', { class: 'plain users', 'aria-label': 'Users' });
@@ -292,7 +292,9 @@ function ownerSection(ctx: PageContext, account: AccountOverview, user: UserSumm
   const select = h(
     'select',
     { name: 'owner', disabled: !editable },
-    ...account.services.map((s) => h('option', { value: s.identification, selected: s.id === user.ownerServiceId }, s.name)),
+    ...[...account.services, ...(account.inbox ? [account.inbox] : [])].map((s) =>
+      h('option', { value: s.identification, selected: s.id === user.ownerServiceId }, s.name),
+    ),
   );
   const button = h('button', { type: 'submit', class: 'secondary', disabled: !editable }, 'Change owner');
   const status = statusLine();

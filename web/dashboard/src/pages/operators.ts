@@ -2,7 +2,7 @@ import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import type { PageContext } from '../main.ts';
 import type { Operator } from '../types.ts';
-import { badge, busy, confirm, say, statusLine } from '../ui.ts';
+import { badge, busy, confirm, say, secretBox, statusLine } from '../ui.ts';
 
 const PERMISSIONS = [
   '*',
@@ -11,6 +11,8 @@ const PERMISSIONS = [
   'accounts:edit',
   'services:edit',
   'conversations:read',
+  'conversations:reply',
+  'conversations:assign',
   'users:delete',
   'deliveries:read',
   'deliveries:manage',
@@ -78,9 +80,56 @@ function stateCell(ctx: PageContext, operator: Operator, status: HTMLElement): H
   return cell;
 }
 
+/**
+ * A reset link (shown once, below the table: Palaver sends no email) and ending every session of
+ * the operator. Both ask first.
+ */
+function accessCell(ctx: PageContext, operator: Operator, status: HTMLElement, shown: HTMLElement): HTMLElement {
+  const reset = h(
+    'button',
+    { type: 'button', class: 'small secondary', 'aria-label': `Password-reset link for ${operator.email}` },
+    'Reset link',
+  );
+  reset.addEventListener(
+    'click',
+    () =>
+      void busy(reset, status, async () => {
+        const link = (await api.post<{ url: string; expiresAt: string }>(`/operators/${operator.id}/password-reset`)).data;
+        show(
+          shown,
+          h('h2', { id: 'reset-link-title' }, `Password-reset link for ${operator.email}`),
+          secretBox(
+            'Password-reset link',
+            link.url,
+            `Shown once. Palaver sends no email: give this link to ${operator.email} yourself, over a channel you trust. ` +
+              `It sets a new password once, until ${formatTime(link.expiresAt)}, and then ends all their sessions.`,
+          ),
+        );
+        shown.hidden = false;
+        shown.querySelector('input')?.focus();
+      }),
+  );
+  const end = h('button', { type: 'button', class: 'small danger', 'aria-label': `End sessions of ${operator.email}` }, 'End sessions');
+  end.addEventListener(
+    'click',
+    () =>
+      void busy(end, status, async () => {
+        const self = operator.id === ctx.me.id;
+        const text = self
+          ? 'Every session of yours ends, this one included: you will have to sign in again.'
+          : `${operator.email} is signed out everywhere. They can sign in again.`;
+        if (!(await confirm('End sessions', text, 'End sessions'))) return;
+        const { ended } = (await api.delete<{ ended: number }>(`/operators/${operator.id}/sessions`)).data;
+        say(status, `${ended} session${ended === 1 ? '' : 's'} of ${operator.email} ended.`);
+      }),
+  );
+  return h('div', { class: 'row' }, operator.twoFactorEnabled ? badge('2FA on', 'ok') : badge('2FA off', 'muted'), reset, end);
+}
+
 export async function operatorsPage(ctx: PageContext): Promise<void> {
   const operators = (await api.get<Operator[]>('/operators')).data;
   const status = statusLine();
+  const shown = h('section', { class: 'card', hidden: true, 'aria-labelledby': 'reset-link-title' });
   const rows = operators.map((operator) => {
     const grants = h('input', { value: grantsText(operator), 'aria-label': `Grants of ${operator.email}`, spellcheck: 'false' });
     const save = h('button', { type: 'button', class: 'small secondary', 'aria-label': `Save grants of ${operator.email}` }, 'Save');
@@ -100,11 +149,12 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
       h('td', {}, h('code', {}, operator.identifier)),
       h('td', {}, h('div', { class: 'row' }, grants, save)),
       h('td', {}, stateCell(ctx, operator, status)),
+      h('td', {}, accessCell(ctx, operator, status, shown)),
       h('td', {}, formatTime(operator.createdAt)),
     );
   });
   const email = h('input', { type: 'email', name: 'email', required: true });
-  const password = h('input', { type: 'password', name: 'password', required: true, minlength: 8, autocomplete: 'new-password' });
+  const password = h('input', { type: 'password', name: 'password', required: true, minlength: 12, autocomplete: 'new-password' });
   const grants = h('input', { name: 'grants', spellcheck: 'false', placeholder: 'accounts:read@3, conversations:read@3' });
   const create = h('button', { type: 'submit' }, 'Create operator');
   const form = h(
@@ -112,7 +162,7 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
     { class: 'card', 'aria-labelledby': 'new-operator' },
     h('h2', { id: 'new-operator' }, 'New operator'),
     field('Operator email', email),
-    field('Initial password', password),
+    field('Initial password', password, 'At least 12 characters, not a common one. Or leave them a reset link after creating them.'),
     field('Grants', grants, `permission@accountId or permission@* (every account). Permissions: ${PERMISSIONS.join(', ')}.`),
     create,
   );
@@ -143,6 +193,7 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
             h('th', { scope: 'col' }, 'Identifier'),
             h('th', { scope: 'col' }, 'Grants'),
             h('th', { scope: 'col' }, 'State'),
+            h('th', { scope: 'col' }, 'Sign-in'),
             h('th', { scope: 'col' }, 'Created'),
           ),
         ),
@@ -150,6 +201,7 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
       ),
     ),
     status,
+    shown,
     form,
   );
 }

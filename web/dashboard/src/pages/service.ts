@@ -1,7 +1,7 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import type { PageContext } from '../main.ts';
-import { can } from '../permissions.ts';
+import { can, sendContentRefusal } from '../permissions.ts';
 import type { AccountOverview, ApiKey, Service, TestEventResult } from '../types.ts';
 import { badge, busy, confirm, say, secretBox, statusLine } from '../ui.ts';
 import { deliveriesSection } from './deliveries.ts';
@@ -16,6 +16,8 @@ export async function servicePage(ctx: PageContext, accountId: number, serviceId
     return;
   }
   const editable = can(ctx.me.grants, 'services:edit', accountId);
+  // A webhook URL, a test event and an API key send conversation content elsewhere (or read it).
+  const refused = (what: string) => sendContentRefusal(ctx.me.grants, 'services:edit', accountId, what);
   const mayReadLog = can(ctx.me.grants, 'deliveries:read', accountId) && can(ctx.me.grants, 'conversations:read', accountId);
   show(
     ctx.main,
@@ -34,17 +36,29 @@ export async function servicePage(ctx: PageContext, accountId: number, serviceId
       ? h(
           'div',
           { class: 'columns' },
-          h('div', {}, settingsSection(service, ctx.me.server.privateWebhookAddresses), testEventSection(service)),
-          h('div', {}, await keysSection(service), secretSection(service)),
+          h(
+            'div',
+            {},
+            settingsSection(service, ctx.me.server.privateWebhookAddresses, refused('Changing the webhook URL')),
+            testEventSection(service, refused('Sending a test event')),
+          ),
+          h('div', {}, await keysSection(service, refused('Adding an API key')), secretSection(service)),
         )
       : readOnlySection(service),
     mayReadLog ? deliveriesSection(ctx, service, can(ctx.me.grants, 'deliveries:manage', accountId)) : null,
   );
 }
 
-function settingsSection(service: Service, privateAllowed: boolean): HTMLElement {
+/** `urlRefused`: why the webhook URL cannot be changed (null: it can); the name and the state still can. */
+function settingsSection(service: Service, privateAllowed: boolean, urlRefused: string | null): HTMLElement {
   const name = h('input', { name: 'name', value: service.name, required: true });
-  const url = h('input', { name: 'webhookUrl', type: 'url', value: service.webhookUrl ?? '', spellcheck: 'false' });
+  const url = h('input', {
+    name: 'webhookUrl',
+    type: 'url',
+    value: service.webhookUrl ?? '',
+    spellcheck: 'false',
+    disabled: urlRefused !== null,
+  });
   const warning = h('p', { class: 'hint warn', 'aria-live': 'polite' }, privateAddressWarning(url.value, privateAllowed));
   url.addEventListener('input', () => (warning.textContent = privateAddressWarning(url.value, privateAllowed)));
   const save = h('button', { type: 'submit' }, 'Save Service');
@@ -76,7 +90,7 @@ function settingsSection(service: Service, privateAllowed: boolean): HTMLElement
     { class: 'card', 'aria-labelledby': 'service-settings' },
     h('h2', { id: 'service-settings' }, 'Settings'),
     field('Name', name),
-    field('Webhook URL', url),
+    field('Webhook URL', url, urlRefused ?? undefined),
     warning,
     save,
     state,
@@ -87,15 +101,16 @@ function settingsSection(service: Service, privateAllowed: boolean): HTMLElement
     event.preventDefault();
     void busy(save, status, async () => {
       const value = url.value.trim();
-      await api.patch(`/services/${service.id}`, { name: name.value, webhookUrl: value === '' ? null : value });
+      const webhookUrl = urlRefused === null ? { webhookUrl: value === '' ? null : value } : {};
+      await api.patch(`/services/${service.id}`, { name: name.value, ...webhookUrl });
       say(status, 'Service saved.');
     });
   });
   return form;
 }
 
-function testEventSection(service: Service): HTMLElement {
-  const button = h('button', { type: 'button' }, 'Send test event');
+function testEventSection(service: Service, refused: string | null): HTMLElement {
+  const button = h('button', { type: 'button', disabled: refused !== null }, 'Send test event');
   const status = statusLine();
   const result = h('div', { class: 'test-result' });
   button.addEventListener(
@@ -144,12 +159,13 @@ function testEventSection(service: Service): HTMLElement {
       'Sends a signed test payload to the webhook URL now (not through the deliveries queue) and shows the answer.',
     ),
     button,
+    refused === null ? null : h('p', { class: 'hint' }, refused),
     status,
     result,
   );
 }
 
-async function keysSection(service: Service): Promise<HTMLElement> {
+async function keysSection(service: Service, addRefused: string | null): Promise<HTMLElement> {
   const list = h('ul', { class: 'plain' });
   const status = statusLine();
   const created = h('div', {});
@@ -187,7 +203,7 @@ async function keysSection(service: Service): Promise<HTMLElement> {
     );
   };
   await render();
-  const add = h('button', { type: 'button', class: 'secondary' }, 'Add API key');
+  const add = h('button', { type: 'button', class: 'secondary', disabled: addRefused !== null }, 'Add API key');
   add.addEventListener(
     'click',
     () =>
@@ -204,6 +220,7 @@ async function keysSection(service: Service): Promise<HTMLElement> {
     h('h2', { id: 'keys-title' }, 'API keys'),
     list,
     add,
+    addRefused === null ? null : h('p', { class: 'hint' }, addRefused),
     status,
     created,
   );

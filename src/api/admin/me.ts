@@ -1,0 +1,97 @@
+// The signed-in operator's own account: password, two-factor sign-in, sessions. A session is all
+// these routes need; each acts on its own operator only.
+import { consumeEachOrRefuse, consumeOrRefuse } from '../../limits.ts';
+import { respond } from '../../http/respond.ts';
+import { conflict, forbidden, notFound } from '../../errors.ts';
+import type { AppContext, AppRouter } from '../../http/types.ts';
+import { parseBody, parseParams } from '../../http/validate.ts';
+import { changePassword, endSessionOf, listSessions } from '../../tenancy/operators.ts';
+import { confirmEnrolment, disableTwoFactor, renewRecoveryCodes, startEnrolment } from '../../tenancy/two-factor.ts';
+import { presentOperatorSession } from '../../presenters/operator.ts';
+import { authorize } from './auth.ts';
+import { changePasswordBody, sessionIdParams, twoFactorCodeBody } from './schema.ts';
+
+function operatorOf(ctx: AppContext) {
+  const operator = ctx.state.operator;
+  if (!operator) throw new Error('requireOperator() must run before admin routes');
+  return operator;
+}
+
+/** Codes typed while signed in count against the same per-operator limit as at sign-in. */
+async function limitCodes(ctx: AppContext): Promise<void> {
+  await consumeOrRefuse(ctx.deps.twoFactorLimiter, String(operatorOf(ctx).id));
+}
+
+export function meRoutes(router: AppRouter): void {
+  router.put('/me/password', async (ctx) => {
+    authorize(ctx, 'PUT /me/password');
+    const operator = operatorOf(ctx);
+    const body = parseBody(ctx, changePasswordBody);
+    // The current password is guessed no faster here than at the login (the same email and
+    // address count); the right one gives its point back.
+    const taken = await consumeEachOrRefuse([[ctx.deps.loginLimiter, JSON.stringify([operator.email, ctx.ip])]]);
+    const result = await changePassword(ctx.deps.db.orm.em, {
+      operatorId: operator.id,
+      sessionId: operator.sessionId,
+      currentPassword: body.currentPassword,
+      newPassword: body.newPassword,
+      hashCost: ctx.deps.config.security.passwordHashCost,
+    });
+    if (result === 'wrong_password') throw forbidden('wrong_password');
+    await taken.giveBack();
+    respond(ctx, { data: null });
+  });
+
+  router.get('/me/sessions', async (ctx) => {
+    authorize(ctx, 'GET /me/sessions');
+    const operator = operatorOf(ctx);
+    const sessions = await listSessions(ctx.deps.db.orm.em, operator.id);
+    respond(ctx, { data: sessions.map((s) => presentOperatorSession(s, operator.sessionId)) });
+  });
+
+  router.delete('/me/sessions/:sessionId', async (ctx) => {
+    authorize(ctx, 'DELETE /me/sessions/:sessionId');
+    const { sessionId } = parseParams(ctx, sessionIdParams);
+    if (!(await endSessionOf(ctx.deps.db.orm.em, operatorOf(ctx).id, sessionId))) throw notFound('session_not_found');
+    respond(ctx, { data: null });
+  });
+
+  router.post('/me/two-factor', async (ctx) => {
+    authorize(ctx, 'POST /me/two-factor');
+    const enrolment = await startEnrolment(ctx.deps.db.orm.em, operatorOf(ctx).id);
+    if (enrolment === 'already_enabled') throw conflict('two_factor_already_enabled');
+    respond(ctx, { data: enrolment }, 201);
+  });
+
+  router.post('/me/two-factor/confirm', async (ctx) => {
+    authorize(ctx, 'POST /me/two-factor/confirm');
+    const body = parseBody(ctx, twoFactorCodeBody);
+    await limitCodes(ctx);
+    const operator = operatorOf(ctx);
+    const result = await confirmEnrolment(ctx.deps.db.orm.em, { operatorId: operator.id, sessionId: operator.sessionId, code: body.code });
+    if (result === 'already_enabled') throw conflict('two_factor_already_enabled');
+    if (result === 'not_enrolling') throw conflict('two_factor_not_enrolling');
+    if (result === 'invalid_code') throw forbidden('invalid_code');
+    respond(ctx, { data: result });
+  });
+
+  router.post('/me/two-factor/recovery-codes', async (ctx) => {
+    authorize(ctx, 'POST /me/two-factor/recovery-codes');
+    const body = parseBody(ctx, twoFactorCodeBody);
+    await limitCodes(ctx);
+    const result = await renewRecoveryCodes(ctx.deps.db.orm.em, { operatorId: operatorOf(ctx).id, code: body.code });
+    if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
+    if (result === 'invalid_code') throw forbidden('invalid_code');
+    respond(ctx, { data: result });
+  });
+
+  router.post('/me/two-factor/disable', async (ctx) => {
+    authorize(ctx, 'POST /me/two-factor/disable');
+    const body = parseBody(ctx, twoFactorCodeBody);
+    await limitCodes(ctx);
+    const result = await disableTwoFactor(ctx.deps.db.orm.em, { operatorId: operatorOf(ctx).id, code: body.code });
+    if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
+    if (result === 'invalid_code') throw forbidden('invalid_code');
+    respond(ctx, { data: null });
+  });
+}
