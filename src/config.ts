@@ -202,6 +202,31 @@ const schema = z
       /** Base of FCM's send endpoint: {fcmSendUrl}/v1/projects/{project}/messages:send. */
       fcmSendUrl: z.string().url(),
     }),
+    /** Answers by email (docs/operations.md): off while `smtp` is unset; the links start with `publicUrl`. */
+    email: z.object({
+      /** An agent message unseen this long after the last of its burst, with no socket of the customer connected, is emailed. */
+      unseenAfterSeconds: z.coerce.number().int().positive(),
+      /** How long the file links of an email work. */
+      linkTtlSeconds: z.coerce.number().int().positive(),
+      /** Signs the links of emails (files, unsubscribe, the way back); the same on every node. */
+      linkSecret: z.string().min(32, 'must be at least 32 characters').optional(),
+      smtp: z
+        .object({
+          host: z.string().min(1),
+          port: z.coerce.number().int().min(1).max(65535).default(587),
+          /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+          secure: booleanLike.default(false),
+          /** Refuse to send unless STARTTLS succeeds (for a non-`secure` port). */
+          requireTls: booleanLike.default(false),
+          user: z.string().min(1).optional(),
+          password: z.string().min(1).optional(),
+          /** The From of every email: `Support <support@example.com>`. */
+          from: z.string().min(3),
+          /** How long one SMTP conversation (connect, send, answer) may take. */
+          timeoutMs: z.coerce.number().int().positive().default(30000),
+        })
+        .optional(),
+    }),
     client: z.object({
       /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
       typingTimeoutMs: z.coerce.number().int().positive(),
@@ -274,6 +299,14 @@ const schema = z
   })
   .superRefine((config, ctx) => {
     // A lower cost is for the tests' speed; in production it would make stolen hashes cheap to crack.
+    // The links of emails (files, unsubscribe, the way back) need this server's address and a key.
+    if (config.email.smtp && (!config.publicUrl || !config.email.linkSecret)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['email', 'smtp'],
+        message: 'email.smtp needs publicUrl (PALAVER_PUBLIC_URL) and email.linkSecret (the links of emails)',
+      });
+    }
     if (config.env === 'production' && config.security.passwordHashCost < DEFAULT_HASH_COST) {
       ctx.addIssue({
         code: 'custom',
@@ -313,6 +346,17 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_DELIVERY_WORKER', ['webhooks', 'enabled']],
   ['PALAVER_FCM_TOKEN_URL', ['push', 'fcmTokenUrl']],
   ['PALAVER_FCM_SEND_URL', ['push', 'fcmSendUrl']],
+  ['PALAVER_EMAIL_UNSEEN_AFTER_SECONDS', ['email', 'unseenAfterSeconds']],
+  ['PALAVER_EMAIL_LINK_TTL_SECONDS', ['email', 'linkTtlSeconds']],
+  ['PALAVER_PUBLIC_URL', ['email', 'publicUrl']],
+  ['PALAVER_EMAIL_LINK_SECRET', ['email', 'linkSecret']],
+  ['PALAVER_SMTP_HOST', ['email', 'smtp', 'host']],
+  ['PALAVER_SMTP_PORT', ['email', 'smtp', 'port']],
+  ['PALAVER_SMTP_SECURE', ['email', 'smtp', 'secure']],
+  ['PALAVER_SMTP_REQUIRE_TLS', ['email', 'smtp', 'requireTls']],
+  ['PALAVER_SMTP_USER', ['email', 'smtp', 'user']],
+  ['PALAVER_SMTP_PASSWORD', ['email', 'smtp', 'password']],
+  ['PALAVER_SMTP_FROM', ['email', 'smtp', 'from']],
   ['PALAVER_DEMO', ['demo']],
   ['PALAVER_DEMO_PAGE', ['demoPage', 'enabled']],
   ['PALAVER_DEMO_PAGE_ACCOUNT', ['demoPage', 'account']],
@@ -332,6 +376,16 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_METRICS_OPEN', ['metrics', 'open']],
   ['PALAVER_PUBLIC_URL', ['publicUrl']],
   ['PALAVER_PASSWORD_HASH_COST', ['security', 'passwordHashCost']],
+  ['PALAVER_EMAIL_UNSEEN_AFTER_SECONDS', ['email', 'unseenAfterSeconds']],
+  ['PALAVER_EMAIL_LINK_TTL_SECONDS', ['email', 'linkTtlSeconds']],
+  ['PALAVER_EMAIL_LINK_SECRET', ['email', 'linkSecret']],
+  ['PALAVER_SMTP_HOST', ['email', 'smtp', 'host']],
+  ['PALAVER_SMTP_PORT', ['email', 'smtp', 'port']],
+  ['PALAVER_SMTP_SECURE', ['email', 'smtp', 'secure']],
+  ['PALAVER_SMTP_REQUIRE_TLS', ['email', 'smtp', 'requireTls']],
+  ['PALAVER_SMTP_USER', ['email', 'smtp', 'user']],
+  ['PALAVER_SMTP_PASSWORD', ['email', 'smtp', 'password']],
+  ['PALAVER_SMTP_FROM', ['email', 'smtp', 'from']],
 ];
 
 export class ConfigError extends Error {

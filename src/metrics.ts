@@ -12,6 +12,7 @@ export interface Metrics {
   deliveriesTaken: Counter<'how'>;
   /** Push attempts by push kind (fcm, webhook, oauth-webhook) and outcome (sent, failed and to be retried, dead). */
   pushes: Counter<'kind' | 'outcome'>;
+  emails: Counter<'outcome'>;
   /** Messages per group-committed transaction, by writer (client, agent). */
   messageBatchSize: Histogram<'writer'>;
   /** Rate-limit calls answered from this node's memory because Redis failed, by limiter. */
@@ -54,6 +55,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     labelNames: ['kind', 'outcome'] as const,
     registers: [registry],
   });
+  const emails = new Counter({
+    name: 'palaver_email_attempts_total',
+    help: 'Answers by email handled by this node, by outcome (sent, skipped: nothing to send, failed and to be retried, dead)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const messageBatchSize = new Histogram({
     name: 'palaver_message_batch_size',
     help: 'Messages written per transaction (group commit), by writer: client or agent',
@@ -75,5 +82,5 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(await pendingDeliveries());
     },
   });
-  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, deliveriesTaken, pushes, messageBatchSize, redisFallbacks };
+  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, deliveriesTaken, pushes, emails, messageBatchSize, redisFallbacks };
 }

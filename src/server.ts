@@ -129,14 +129,28 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger.warn({ limiter }, "rate limits fall back to this node's memory: redis unavailable");
     };
     const worker = config.webhooks.enabled
-      ? new DeliveryWorker({ orm: db.orm, options: config.webhooks, push: config.push, logger, metrics })
+      ? new DeliveryWorker({
+          orm: db.orm,
+          options: config.webhooks,
+          push: config.push,
+          email: { ...config.email, publicUrl: config.publicUrl },
+          // The gateway is made below; the worker asks only once it runs.
+          presence: { connected: (userId) => realtime.isConnected(userId) },
+          logger,
+          metrics,
+        })
       : undefined;
     const em = () => db.orm.em.fork();
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
-    const agentMessages = agentMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
+    const agentMessages = agentMessageWriter({
+      em,
+      logger,
+      batchSize: metrics.messageBatchSize,
+      email: config.email.smtp ? { unseenAfterSeconds: config.email.unseenAfterSeconds } : null,
+    });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
     const serviceCallers = new ServiceCallers(db.orm.em);
     const realtime = new Gateway({

@@ -466,6 +466,13 @@ const CASES: Case[] = [
   },
   {
     method: 'GET',
+    route: '/accounts/:accountId/email-deliveries',
+    path: (i) => `/adminApi/accounts/${i.accountId}/email-deliveries`,
+    needs: ['deliveries:read', 'conversations:read'],
+    allowed: 200,
+  },
+  {
+    method: 'GET',
     route: '/accounts/:accountId/push-settings',
     path: (i) => `/adminApi/accounts/${i.accountId}/push-settings`,
     needs: ['accounts:read'],

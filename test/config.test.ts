@@ -47,6 +47,43 @@ describe('configuration', () => {
       .that.deep.equals(['PALAVER_PASSWORD_HASH_COST (security.passwordHashCost): must be at least 15 in production']);
   });
 
+  it('leaves email off without an SMTP host, and reads its settings from variables', () => {
+    const off = loadConfig({ env: { NODE_ENV: 'production' } });
+    expect(off.email).to.deep.equal({ unseenAfterSeconds: 120, linkTtlSeconds: 604800 });
+
+    const on = loadConfig({
+      env: {
+        NODE_ENV: 'production',
+        PALAVER_SMTP_HOST: 'smtp.example.com',
+        PALAVER_SMTP_PORT: '465',
+        PALAVER_SMTP_SECURE: 'true',
+        PALAVER_SMTP_USER: 'palaver',
+        PALAVER_SMTP_PASSWORD: 'secret',
+        PALAVER_SMTP_FROM: 'Support <support@example.com>',
+        PALAVER_PUBLIC_URL: 'https://chat.example.com',
+        PALAVER_EMAIL_LINK_SECRET: 'x'.repeat(32),
+        PALAVER_EMAIL_UNSEEN_AFTER_SECONDS: '300',
+      },
+    });
+    expect(on.email.unseenAfterSeconds).to.equal(300);
+    expect(on.email.smtp).to.deep.equal({
+      host: 'smtp.example.com',
+      port: 465,
+      secure: true,
+      requireTls: false,
+      user: 'palaver',
+      password: 'secret',
+      from: 'Support <support@example.com>',
+      timeoutMs: 30000,
+    });
+
+    // The links of emails need the public address and a secret.
+    const missing = configError(() =>
+      loadConfig({ env: { NODE_ENV: 'production', PALAVER_SMTP_HOST: 'smtp.example.com', PALAVER_SMTP_FROM: 'a@example.com' } }),
+    );
+    expect(missing.problems.join('\n')).to.contain('email.smtp needs publicUrl (PALAVER_PUBLIC_URL) and email.linkSecret');
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ env: { NODE_ENV: 'development', DATABASE_URL: '' } }).databaseUrl).to.equal(undefined);
   });

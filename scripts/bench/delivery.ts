@@ -103,6 +103,8 @@ export async function benchDelivery(options: DeliveryOptions): Promise<Metric> {
       orm: server.deps.db.orm,
       options: { ...config.webhooks, enabled: true },
       push: config.push,
+      email: { ...config.email, publicUrl: config.publicUrl },
+      presence: { connected: () => Promise.resolve(false) },
       logger: server.deps.logger,
       metrics: server.deps.metrics,
     });

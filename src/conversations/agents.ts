@@ -9,10 +9,10 @@ import {
   type CarouselItem,
   type MessageButton,
   type MessageContent,
-  type MessageType,
+  MessageType,
   type User,
 } from '../db/entities/index.ts';
-import { enqueuePushes } from '../deliveries/outbox.ts';
+import { enqueueEmails, enqueuePushes } from '../deliveries/outbox.ts';
 import { AppError, notFound } from '../errors.ts';
 import { pushEventPayload, pushMessagePayload } from '../presenters/push-payload.ts';
 import { messageNotice, notify } from './notices.ts';
@@ -54,13 +54,23 @@ export type AgentMessage = NewMessage & {
 /** One writer per node: concurrent agent messages share transactions (group-commit.ts). */
 export type AgentMessageWriter = GroupCommit<AgentMessageInput, AgentMessage>;
 
-export function agentMessageWriter(
-  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'>,
-): AgentMessageWriter {
-  return new GroupCommit({ ...options, name: 'agent', write: writeAgentMessages });
+export interface AgentWriterOptions {
+  /** Answers by email (email.unseenAfterSeconds), or null while email is off (no `email.smtp`). */
+  email: { unseenAfterSeconds: number } | null;
 }
 
-async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessageInput[]): Promise<Array<Written<AgentMessage>>> {
+export function agentMessageWriter(
+  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'> & AgentWriterOptions,
+): AgentMessageWriter {
+  const { email, ...rest } = options;
+  return new GroupCommit({ ...rest, name: 'agent', write: (tx, batch) => writeAgentMessages(tx, batch, email) });
+}
+
+async function writeAgentMessages(
+  tx: EntityManager,
+  batch: readonly AgentMessageInput[],
+  email: AgentWriterOptions['email'],
+): Promise<Array<Written<AgentMessage>>> {
   // The users are checked under their locks, so no merge can slip in between check and insert.
   const users = await lockUsers(
     tx,
@@ -103,13 +113,18 @@ async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessag
   if (accepted.length === 0) return outcomes;
   // In the statement that writes the messages, under the same locks: each conversation's last
   // agent becomes its current one, and a sent message ends its typing. It is the batch's last
-  // statement (it carries the COMMIT) unless pushes follow.
+  // statement (it carries the COMMIT) unless pushes or emails follow.
   const pushing = accepted.some(({ user }) => user.pushDevices);
+  // Answers (typeId 2) to users with an address: agent system messages are not worth an email.
+  const emailing = email !== null && accepted.some(({ user, input }) => user.emailable && input.typeId === MessageType.agent);
   const written = await insertLocked(
     tx,
     accepted.map((a) => a.row),
     accepted.map((a) => a.user),
-    { currentAgents: currentAgentsCte(new Map(accepted.map(({ input }) => [input.userId, input.agent]))), commit: !pushing },
+    {
+      currentAgents: currentAgentsCte(new Map(accepted.map(({ input }) => [input.userId, input.agent]))),
+      commit: !pushing && !emailing,
+    },
   );
   const sent = accepted.map((item, i) => {
     const message = written[i];
@@ -126,7 +141,18 @@ async function writeAgentMessages(tx: EntityManager, batch: readonly AgentMessag
           ? [{ kind: 'push_message' as const, userId: input.userId, payload: pushMessagePayload(message, input.accountId) }]
           : [],
       ),
-      { commit: true },
+      { commit: !emailing },
+    );
+  }
+  // Answers by email: one delivery per user of the batch, due when the answer has gone unseen
+  // for a while; at send time it re-checks seen and connected, and collects the burst.
+  if (emailing) {
+    await enqueueEmails(
+      tx,
+      sent.flatMap(({ input, user, message }) =>
+        user.emailable && input.typeId === MessageType.agent ? [{ userId: input.userId, throughMessageId: message.id }] : [],
+      ),
+      { notBeforeSeconds: email.unseenAfterSeconds, commit: true },
     );
   }
   // Whether each message changed the current agent decides its `agent` push.

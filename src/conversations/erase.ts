@@ -1,7 +1,7 @@
 // Erasure of a user (GDPR, DELETE /adminApi/accounts/{accountId}/users/{userId}): the user and
 // everything of theirs — messages, uploads (rows here, bytes by the caller once committed),
-// devices, and every delivery about them (pending ones must not go out; delivered and dead ones
-// hold their messages in the log). Anonymous users merged into them go too: their rows are
+// devices, contact details (on the user row), and every delivery about them, emails included
+// (pending ones must not go out; delivered and dead ones hold their messages in the log). Anonymous users merged into them go too: their rows are
 // tombstones pointing at this user. Under the users' row locks, like every conversation change;
 // once committed, every node disconnects the erased users' sockets (the `erased` notice).
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -35,9 +35,9 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
     const messages = await run<Array<{ id: number }>>('delete from messages where user_id = any(?::int[]) returning id', [all]);
     const devices = await run<Array<{ id: number }>>('delete from devices where user_id = any(?::int[]) returning id', [all]);
     const deliveries = await run<Array<{ id: string }>>(
-      `delete from deliveries where ordering_key = any(?::int[])
-         and service_id in (select id from services where account_id = ?) returning id`,
-      [all, accountId],
+      `delete from deliveries where (ordering_key = any(?::int[])
+         and service_id in (select id from services where account_id = ?)) or user_id = any(?::int[]) returning id`,
+      [all, accountId, all],
     );
     // Tombstones first: they refer to the user.
     await run<object[]>('delete from users where id = any(?::int[]) and id <> ?', [all, userId]);

@@ -1,6 +1,6 @@
 // Merging an anonymous conversation into the registered user's at login (spec, States and
-// transitions): messages and uploads move, the anonymous user stays as a tombstone pointing
-// to the registered one, and the owner Services hear of the new id.
+// transitions): messages, uploads and contact details move, the anonymous user stays as a
+// tombstone pointing to the registered one, and the owner Services hear of the new id.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
@@ -16,6 +16,21 @@ export interface LoginMerge {
   /** Makes the registered user from the anonymous one as it stands under the lock. */
   createRegistered(from: User): Promise<User>;
   requestUrl: string | null;
+}
+
+/**
+ * The contact details the visitor left before signing in go with the conversation, unless the
+ * customer's user has its own (the backend's, or given earlier: those stay). An unsubscription
+ * goes with them either way: it is the same person who asked.
+ */
+function carryContact(anonymous: User, registered: User): void {
+  if (anonymous.emailUnsubscribedAt != null) registered.emailUnsubscribedAt ??= anonymous.emailUnsubscribedAt;
+  if (anonymous.contactSource == null || registered.contactSource != null) return;
+  registered.email = anonymous.email ?? null;
+  registered.contactName = anonymous.contactName ?? null;
+  registered.contactLanguage = anonymous.contactLanguage ?? null;
+  registered.contactSource = anonymous.contactSource;
+  registered.contactUpdatedAt = anonymous.contactUpdatedAt ?? new Date();
 }
 
 /**
@@ -40,6 +55,7 @@ export async function mergeAnonymousInto(em: EntityManager, merge: LoginMerge): 
 
   await moveConversation(em, anonymous.id, registered.id);
   anonymous.mergedIntoUserId = registered.id;
+  carryContact(anonymous, registered);
   await em.flush();
 
   // Both owners hear of it: the one that talked to the anonymous user, and the registered

@@ -71,6 +71,8 @@ export interface LockedUser extends Pick<User, 'id' | 'accountId' | 'ownerServic
   mergedIntoUserId: number | null;
   /** Whether a device of the user can receive pushes (read when asked for: lockUsers' pushDevices). */
   pushDevices?: boolean;
+  /** Whether answers can be emailed to the user: an address, not unsubscribed (read with pushDevices). */
+  emailable?: boolean;
 }
 
 interface UserRow {
@@ -81,6 +83,7 @@ interface UserRow {
   additional_information: Record<string, unknown> | null;
   merged_into_user_id: number | null;
   push_devices?: boolean;
+  emailable?: boolean;
 }
 
 /**
@@ -122,7 +125,8 @@ async function lock(
   // (outbox.ts), so that a writer of messages for users with none spends no statement on pushes.
   const pushable = pushDevices
     ? `, exists (select 1 from devices d join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
-                 where d.user_id = users.id and d.push_enabled and d.push_token is not null) as push_devices`
+                 where d.user_id = users.id and d.push_enabled and d.push_token is not null) as push_devices,
+       (users.email is not null and users.email_unsubscribed_at is null) as emailable`
     : '';
   const columns = 'id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id';
   // Sorting needs every row, so every row lock is taken before the first chain lock, and
@@ -157,6 +161,7 @@ async function lock(
         additionalInformation: r.additional_information,
         mergedIntoUserId: r.merged_into_user_id,
         ...(r.push_devices === undefined ? {} : { pushDevices: r.push_devices }),
+        ...(r.emailable === undefined ? {} : { emailable: r.emailable }),
       },
     ]),
   );

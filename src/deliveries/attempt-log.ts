@@ -1,4 +1,4 @@
-// One log line per failed attempt of a delivery (webhook or push), a warning either way: one
+// One log line per failed attempt of a delivery (webhook, push or email), a warning either way: one
 // that will be retried says when (a Service that is down shows among the access lines), one
 // that is dead says so. Ids, the attempt's number, status and error only: no
 // stack (an answer or a refused connection is not a fault of ours) and no payload.
@@ -14,15 +14,20 @@ export interface FailedAttempt {
 
 export function logFailedAttempt(logger: Logger, delivery: ClaimedDelivery, failed: FailedAttempt): void {
   const push = delivery.deviceId !== null;
+  const email = delivery.deviceId === null && delivery.serviceId === null;
   const line = {
-    ...(push ? { deviceId: delivery.deviceId } : { serviceId: delivery.serviceId }),
+    ...(delivery.deviceId !== null
+      ? { deviceId: delivery.deviceId }
+      : delivery.serviceId === null
+        ? { userId: delivery.userId }
+        : { serviceId: delivery.serviceId }),
     deliveryId: delivery.id,
     // The claim counted this attempt already.
     attempt: delivery.attempts,
     status: failed.status,
     error: failed.error,
   };
-  const what = push ? 'push' : 'webhook';
+  const what = push ? 'push' : email ? 'email' : 'webhook';
   if (failed.nextAttemptAt === null) logger.warn(line, `${what} attempt failed; delivery dead`);
   else {
     const next = failed.nextAttemptAt.toISOString();

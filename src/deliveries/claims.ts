@@ -11,7 +11,8 @@ export interface ClaimedBase {
   attempts: number;
   /**
    * Whose concurrency limit the attempt counts against: the Service id, or for a push the
-   * negated account id (an account's pushes share its FCM project or push webhook).
+   * negated account id (an account's pushes share its FCM project or push webhook), or 0 for
+   * an email (every email goes through the one SMTP server).
    */
   bucket: number;
 }
@@ -38,4 +39,11 @@ export interface ClaimedPush extends ClaimedBase {
   pushSettings: AnyPushSettings | null;
 }
 
-export type ClaimedDelivery = ClaimedWebhook | ClaimedPush;
+/** An answer by email to a user: what it holds is read when it is sent (email/compose.ts). */
+export interface ClaimedEmail extends ClaimedBase {
+  serviceId: null;
+  deviceId: null;
+  userId: number;
+}
+
+export type ClaimedDelivery = ClaimedWebhook | ClaimedPush | ClaimedEmail;

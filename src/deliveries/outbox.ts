@@ -239,3 +239,60 @@ export async function enqueuePushes(
   markDue(em);
   return requests.map((_, n) => rows.filter((row) => row.n === n).map((row) => row.id));
 }
+
+/** An answer by email (docs/operations.md): the agent message that causes it, to its user. */
+export interface EmailRequest {
+  userId: number;
+  /** The newest agent message of the user in this transaction: the email covers the unseen answers up to it. */
+  throughMessageId: number;
+}
+
+/**
+ * One email delivery per user of `requests` (the last request of a user wins) that has an email
+ * address and did not unsubscribe, not to be attempted before `notBeforeSeconds` from now.
+ * Chained per user: Service 0 in the chain lock with the negated user id as the ordering key
+ * (device ids, the pushes' keys, are positive). At send time a delivery whose user received a
+ * later agent message ends without sending (that message's delivery, later in the chain, sends
+ * the whole burst), so a burst of answers makes one email. With `commit`, the insert carries
+ * the COMMIT (prepared()). Returns the delivery ids written.
+ */
+export async function enqueueEmails(
+  em: EntityManager,
+  requests: readonly EmailRequest[],
+  { notBeforeSeconds, commit = false }: { notBeforeSeconds: number; commit?: boolean },
+): Promise<string[]> {
+  refuseOutsideTransaction(em);
+  const through = new Map<number, number>();
+  for (const request of requests) through.set(request.userId, Math.max(through.get(request.userId) ?? 0, request.throughMessageId));
+  if (through.size === 0) return [];
+  const rows = [...through]
+    .sort(([a], [b]) => a - b)
+    .map(([userId, throughMessageId]) => ({ id: randomUUID(), user_id: userId, payload: JSON.stringify({ userId, throughMessageId }) }));
+  const chains = rows.map((r): [number, number] => [0, -r.user_id]);
+  const held = heldChains.get(em);
+  const locks = chains.filter(([service, key]) => !held?.has(`${service}:${key}`));
+  if (locks.length > 0) {
+    // A statement of its own, as for pushes: the insert's snapshot must show whatever a completion
+    // that held a chain lock committed, or a new row could miss the promotion and wait for ever.
+    await prepared(em, `select pg_advisory_xact_lock(0, c.key) from (select unnest(?::int[]) as key order by 1) c`, [
+      pgIntArray(locks.map(([, key]) => key)),
+    ]);
+    chainsLocked(em, locks);
+  }
+  const written = await prepared<{ id: string }>(
+    em,
+    `insert into deliveries (id, user_id, ordering_key, kind, payload, ready, next_attempt_at)
+     select r.id, u.id, -u.id, 'email', r.payload,
+            not exists (select 1 from deliveries e
+                         where coalesce(e.service_id, 0) = 0 and e.ordering_key = -u.id and e.state = 'pending'),
+            now() + (?::int * interval '1 second')
+       from jsonb_to_recordset(?::jsonb) as r(id uuid, user_id int, payload text)
+       join users u on u.id = r.user_id and u.email is not null and u.email_unsubscribed_at is null
+      order by u.id
+     returning id`,
+    [notBeforeSeconds, JSON.stringify(rows)],
+    { commit },
+  );
+  // Not due yet: the worker's polls claim them when they are.
+  return written.map((row) => row.id);
+}

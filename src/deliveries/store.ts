@@ -21,7 +21,7 @@ export interface ClaimLimits {
 /**
  * Claims due deliveries: pending, ready (the head of their chain, so a later delivery never
  * overtakes an earlier one in flight or waiting for a retry), due, not leased, to an enabled
- * Service with a webhook or to a device. Walks the ready index in due order and stops at the
+ * Service with a webhook, to a device, or (an email) to a user. Walks the ready index in due order and stops at the
  * batch size. Rows are locked with SKIP LOCKED and leased to `node`; a node that dies
  * mid-attempt loses the lease when it runs out.
  */
@@ -32,13 +32,13 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
   return prepared<ClaimedDelivery>(
     em,
     `with candidates as (
-         select d.id, coalesce(d.service_id, -v.account_id) as bucket, d.next_attempt_at, d.seq
+         select d.id, coalesce(d.service_id, -v.account_id, 0) as bucket, d.next_attempt_at, d.seq
          from deliveries d
          left join services s on s.id = d.service_id
          left join devices v on v.id = d.device_id
          where d.state = 'pending' and d.ready and d.next_attempt_at <= now()
            and (d.claimed_until is null or d.claimed_until < now())
-           and (v.id is not null or (s.disabled_at is null and s.webhook_url is not null))
+           and (v.id is not null or d.user_id is not null or (s.disabled_at is null and s.webhook_url is not null))
          order by d.next_attempt_at, d.seq
          limit ?::int
        ),
@@ -66,10 +66,10 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
          left join push_settings p on p.account_id = v.account_id and p.push_type = v.push_type
         where d.id = l.id
        returning d.id, d.service_id as "serviceId", d.device_id as "deviceId",
-                 coalesce(d.service_id, -v.account_id) as bucket, d.kind, d.payload, d.attempts,
+                 coalesce(d.service_id, -v.account_id, 0) as bucket, d.kind, d.payload, d.attempts,
                  s.webhook_url as "webhookUrl", s.signing_secret as "signingSecret",
                  case when s.previous_secret_expires_at > now() then s.previous_signing_secret end as "previousSigningSecret",
-                 v.user_id as "userId", v.type as "deviceType", v.push_token as "pushToken",
+                 coalesce(v.user_id, d.user_id) as "userId", v.type as "deviceType", v.push_token as "pushToken",
                  v.push_type as "pushType", v.push_enabled as "pushEnabled", p.settings as "pushSettings"`,
     [limits.total, pgIntArray(busyIds), pgIntArray(free), limits.perBucket, limits.leaseMs, limits.node],
   );
@@ -82,6 +82,20 @@ export async function releaseClaims(em: EntityManager, node: string, ids: string
     `update deliveries set claimed_until = null, claimed_by = null, attempts = attempts - 1, updated_at = now()
      where id = any(?::uuid[]) and claimed_by = ? and state = 'pending'`,
     [pgUuidArray(ids), node],
+  );
+}
+
+/**
+ * An email whose customer is connected: asked again at `at`, the attempt not counted (it was
+ * not one), so that waiting for a customer who keeps the page open never uses up the retries.
+ */
+export async function postpone(em: EntityManager, node: string, id: string, at: Date, reason: string): Promise<void> {
+  await prepared(
+    em,
+    `update deliveries set claimed_until = null, claimed_by = null, attempts = attempts - 1, next_attempt_at = ?::timestamptz,
+            last_error = ?, updated_at = now()
+     where id = ? and claimed_by = ? and state = 'pending'`,
+    [at.toISOString(), reason, id, node],
   );
 }
 
@@ -347,6 +361,8 @@ export interface DeliveryLogEntry {
   id: string;
   serviceId: number | null;
   deviceId: number | null;
+  /** An email's user. */
+  userId: number | null;
   kind: DeliveryKind;
   state: DeliveryState;
   /** The head of its chain: pending and not ready means it waits for an earlier one. */
@@ -361,7 +377,7 @@ export interface DeliveryLogEntry {
   seq: string;
 }
 
-const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", kind, state, ready, attempts, next_attempt_at as "nextAttemptAt",
+const LOG_COLUMNS = `id, service_id as "serviceId", device_id as "deviceId", user_id as "userId", kind, state, ready, attempts, next_attempt_at as "nextAttemptAt",
   last_status as "lastStatus", last_error as "lastError", payload, created_at as "createdAt",
   delivered_at as "deliveredAt", seq`;
 
@@ -413,6 +429,20 @@ export async function listPushDeliveries(
   return em.getConnection().execute<DeliveryLogEntry[]>(
     `select ${LOG_COLUMNS} from deliveries
       where device_id in (select id from devices where account_id = ?)
+        and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
+      order by seq desc limit ?`,
+    [query.accountId, query.state ?? null, query.state ?? null, query.beforeSeq ?? null, query.beforeSeq ?? null, query.limit],
+  );
+}
+
+/** The emails to an account's users (answers by email), newest first, in pages as listDeliveries. */
+export async function listEmailDeliveries(
+  em: EntityManager,
+  query: { accountId: number; state?: DeliveryState | undefined; limit: number; beforeSeq?: number | undefined },
+): Promise<DeliveryLogEntry[]> {
+  return em.getConnection().execute<DeliveryLogEntry[]>(
+    `select ${LOG_COLUMNS} from deliveries
+      where user_id in (select id from users where account_id = ?)
         and (?::text is null or state = ?) and (?::bigint is null or seq < ?)
       order by seq desc limit ?`,
     [query.accountId, query.state ?? null, query.state ?? null, query.beforeSeq ?? null, query.beforeSeq ?? null, query.limit],

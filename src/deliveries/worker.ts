@@ -23,13 +23,18 @@ import { PushSender } from '../push/sender.ts';
 import type { PushOutcome } from '../push/outcome.ts';
 import { pushKindOf } from '../push/settings.ts';
 import { WebhookSender, type Outcome } from './sender.ts';
-import type { ClaimedDelivery, ClaimedPush } from './claims.ts';
-import { claimDue, releaseClaims, writeOutcomes, type AttemptRecord, type OutcomeRecord } from './store.ts';
+import type { ClaimedDelivery, ClaimedEmail, ClaimedPush } from './claims.ts';
+import { claimDue, postpone, releaseClaims, writeOutcomes, type AttemptRecord, type OutcomeRecord } from './store.ts';
+import { EmailSender, type EmailOutcome, type Presence } from '../email/sender.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
   options: Config['webhooks'];
   push: Config['push'];
+  /** Answers by email: sent only when `email.smtp` is set. */
+  email: Config['email'] & { publicUrl: string | undefined };
+  /** Whether a customer has a socket connected (an email waits while they do). */
+  presence: Presence;
   logger: Logger;
   metrics: Metrics;
 }
@@ -39,7 +44,8 @@ export class DeliveryWorker {
   private readonly sender: WebhookSender;
   private readonly pushes: PushSender;
   /** HTTP attempts under way, by delivery id. */
-  private readonly inFlight = new Map<string, Promise<Outcome | PushOutcome>>();
+  private readonly inFlight = new Map<string, Promise<Outcome | PushOutcome | EmailOutcome>>();
+  private readonly emails: EmailSender | undefined;
   /** Claimed (leased), waiting for a free slot, in due order. */
   private readonly waiting: Array<{ delivery: ClaimedDelivery; claimedAt: number }> = [];
   /** Outcomes being written. */
@@ -72,6 +78,11 @@ export class DeliveryWorker {
       sendUrl: deps.push.fcmSendUrl,
       timeoutMs: options.timeoutMs,
     });
+    const { email } = deps;
+    this.emails =
+      email.smtp && email.publicUrl && email.linkSecret
+        ? new EmailSender({ ...email, smtp: email.smtp, publicUrl: email.publicUrl, linkSecret: email.linkSecret }, deps.presence)
+        : undefined;
     // Outlives the longest attempt (timeout) plus recording it, so two nodes never send one
     // delivery at the same time; short enough that a crashed node's work is taken up soon.
     this.leaseMs = options.timeoutMs * 2 + 5000;
@@ -125,6 +136,7 @@ export class DeliveryWorker {
     // Nothing is left in the group commit by now; drained all the same before the database closes.
     await this.outcomes.drain();
     this.sender.close();
+    this.emails?.close();
   }
 
   private async loop(): Promise<void> {
@@ -286,8 +298,12 @@ export class DeliveryWorker {
     this.recording.add(recorded);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<Outcome | PushOutcome> {
+  private async attempt(delivery: ClaimedDelivery): Promise<Outcome | PushOutcome | EmailOutcome> {
     if (delivery.deviceId !== null) return this.pushes.send(delivery);
+    if (delivery.serviceId === null) {
+      if (!this.emails) return { kind: 'retry', status: null, error: 'email.smtp is not configured on this node', retryAfterMs: null };
+      return this.emails.send(this.deps.orm.em.fork(), delivery);
+    }
     const started = process.hrtime.bigint();
     const outcome = await this.sender.send({
       url: delivery.webhookUrl,
@@ -303,10 +319,12 @@ export class DeliveryWorker {
   /** Counted once the outcome is committed: the figures are what the database holds. */
   private async record(
     delivery: ClaimedDelivery,
-    outcome: Outcome | PushOutcome,
+    sent: Outcome | PushOutcome | EmailOutcome,
     timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
   ): Promise<void> {
-    if (delivery.deviceId !== null) return this.recordPush(delivery, outcome as PushOutcome, timing);
+    if (delivery.deviceId !== null) return this.recordPush(delivery, sent as PushOutcome, timing);
+    if (delivery.serviceId === null) return this.recordEmail(delivery, sent as EmailOutcome, timing);
+    const outcome = sent as Outcome;
     const { deliveries } = this.deps.metrics;
     const { id } = delivery;
     const status = outcome.status;
@@ -337,6 +355,59 @@ export class DeliveryWorker {
           await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
           deliveries.inc({ outcome: 'failed' });
           logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt });
+        }
+      }
+    }
+  }
+
+  /**
+   * As record(), counted as emails: sent (250), skipped (nothing to send: it ends delivered with
+   * no status and the reason in lastError), failed (to be retried), dead. A postponed email (the
+   * customer is connected) goes back without counting as an attempt.
+   */
+  private async recordEmail(
+    email: ClaimedEmail,
+    outcome: EmailOutcome,
+    timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
+  ): Promise<void> {
+    const count = (result: 'sent' | 'skipped' | 'failed' | 'dead') => this.deps.metrics.emails.inc({ outcome: result });
+    const { id } = email;
+    const { status } = outcome;
+    const error = 'error' in outcome ? outcome.error : null;
+    switch (outcome.kind) {
+      case 'delivered':
+        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
+        count('sent');
+        return;
+      case 'skipped':
+        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
+        count('skipped');
+        return;
+      case 'postponed':
+        await postpone(
+          this.deps.orm.em.fork(),
+          this.node,
+          id,
+          new Date(Date.now() + this.deps.email.unseenAfterSeconds * 1000),
+          outcome.error,
+        );
+        return;
+      case 'failed':
+        await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
+        count('dead');
+        logFailedAttempt(this.deps.logger, email, { status, error, nextAttemptAt: null });
+        return;
+      case 'retry': {
+        const delay = nextDelayMs(email.attempts, this.deps.options.retrySchedule, null);
+        if (delay === null) {
+          await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
+          count('dead');
+          logFailedAttempt(this.deps.logger, email, { status, error, nextAttemptAt: null });
+        } else {
+          const nextAttemptAt = new Date(Date.now() + delay);
+          await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
+          count('failed');
+          logFailedAttempt(this.deps.logger, email, { status, error, nextAttemptAt });
         }
       }
     }

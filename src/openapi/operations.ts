@@ -7,6 +7,8 @@ import * as clientApi from '../api/client/schema.ts';
 import * as clientInput from '../commands/client/input.ts';
 import * as service from '../api/service/schema.ts';
 import * as web from '../api/web/widget.ts';
+import { emailLinkParams } from '../api/web/email.ts';
+import { contactBody } from '../conversations/contact.ts';
 
 export type Api = 'health' | 'web' | 'admin' | 'client' | 'service';
 
@@ -63,6 +65,29 @@ export const operations: Operation[] = [
     path: '/',
     api: 'web',
     summary: 'The demo page with the widget (demoPage.enabled; 404 otherwise)',
+    produces: 'text/html',
+  },
+  {
+    method: 'get',
+    path: '/email/media/{token}',
+    api: 'web',
+    summary: 'A file of an emailed answer, by its signed, expiring link (no login)',
+    params: emailLinkParams,
+  },
+  {
+    method: 'get',
+    path: '/email/unsubscribe/{token}',
+    api: 'web',
+    summary: 'The unsubscribe link of an email: a page with the button',
+    params: emailLinkParams,
+    produces: 'text/html',
+  },
+  {
+    method: 'post',
+    path: '/email/unsubscribe/{token}',
+    api: 'web',
+    summary: 'Unsubscribe from answers by email (the button, or one-click unsubscribe, RFC 8058)',
+    params: emailLinkParams,
     produces: 'text/html',
   },
   { method: 'get', path: '/dashboard', api: 'web', summary: 'The operator dashboard (HTML)', produces: 'text/html' },
@@ -349,6 +374,14 @@ export const operations: Operation[] = [
   },
   {
     method: 'get',
+    path: '/adminApi/accounts/{accountId}/email-deliveries',
+    api: 'admin',
+    summary: "The email deliveries log: answers by email to the account's users",
+    params: admin.accountIdParams,
+    query: admin.deliveriesQuery,
+  },
+  {
+    method: 'get',
     path: '/adminApi/accounts/{accountId}/push-settings',
     api: 'admin',
     summary: 'Push settings per kind (fcm, webhook, oauthWebhook); secrets only said to be set',
@@ -580,6 +613,14 @@ export const operations: Operation[] = [
     summary: "An upload of the caller's conversation",
     params: clientApi.mediaParams,
   },
+  { method: 'get', path: '/users/me/contact', api: 'client', summary: "The caller's contact details (email, name, language)" },
+  {
+    method: 'put',
+    path: '/users/me/contact',
+    api: 'client',
+    summary: "Set the caller's contact details (409 contact_set_by_service when their backend set them)",
+    body: contactBody,
+  },
 
   { method: 'get', path: '/users/{userId}', api: 'service', summary: 'A user', params: service.userIdParams },
   {
@@ -597,6 +638,14 @@ export const operations: Operation[] = [
     summary: 'Change the owner (changeOwner action)',
     params: service.userIdParams,
     body: service.ownerBody,
+  },
+  {
+    method: 'put',
+    path: '/users/{userId}/contact',
+    api: 'service',
+    summary: "Set the user's contact details (email, name, language); they win over the customer's own",
+    params: service.userIdParams,
+    body: contactBody,
   },
   {
     method: 'post',

@@ -3,13 +3,16 @@ import type { DeliveryAttempt, DeliveryLogEntry } from '../deliveries/store.ts';
 
 /**
  * A row of the deliveries log, with the payload as the Service received (or will receive) it;
- * for a push (deviceId instead of serviceId) the data map the app receives.
+ * for a push (deviceId instead of serviceId) the data map the app receives; for an email (userId)
+ * the user and the newest answer it covers.
  */
 export function presentDelivery(entry: DeliveryLogEntry) {
   return {
     id: entry.id,
     serviceId: entry.serviceId,
     deviceId: entry.deviceId,
+    // Only on emails, whose target is a user: webhook and push records keep their shape.
+    ...(entry.userId !== null ? { userId: entry.userId } : {}),
     kind: entry.kind,
     state: entry.state,
     attempts: entry.attempts,

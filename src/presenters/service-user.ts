@@ -1,5 +1,6 @@
 import type { Service, User } from '../db/entities/index.ts';
 import { presentCurrentAgent } from './client-message.ts';
+import { presentContact } from './contact.ts';
 
 /** A user as the Service API shows it. */
 export function presentServiceUser(user: User, owner: Service, defaultServiceId: number | null) {
@@ -10,6 +11,7 @@ export function presentServiceUser(user: User, owner: Service, defaultServiceId:
     additionalInformation: user.additionalInformation ?? null,
     owner: { name: owner.name, identification: owner.identification, default: owner.id === defaultServiceId },
     agent: presentCurrentAgent(user),
+    contact: presentContact(user),
     createdAt: user.createdAt.toISOString(),
   };
 }
@@ -23,6 +25,7 @@ export function presentUserSummary(user: User) {
     additionalInformation: user.additionalInformation ?? null,
     ownerServiceId: user.ownerServiceId,
     agent: presentCurrentAgent(user),
+    contact: presentContact(user),
     createdAt: user.createdAt.toISOString(),
   };
 }

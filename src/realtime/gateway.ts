@@ -22,6 +22,9 @@ import { OperatorChannel, type OperatorNamespace } from './operators.ts';
 import { clientEventHandlers, type ClientEventDeps } from '../api/client/socket-events.ts';
 import type { ClientSocket } from './events.ts';
 
+/** Server-side event asking the other nodes whether a user has a socket there. */
+const PRESENCE = 'palaver:presence';
+const PRESENCE_TIMEOUT_MS = 2000;
 const NOTICE = 'palaver:notice';
 
 /** The Engine.IO connection under a socket: what the handshake's address was read from. */
@@ -166,6 +169,8 @@ export class Gateway {
     });
     io.on('connection', (socket) => this.connected(socket as ClientSocket));
     io.on(NOTICE, (notice: AnyNotice) => this.receive(notice));
+    // Another node asks whether a customer has a socket here (an email waits while they do).
+    io.on(PRESENCE, (userId: number, ack: (connected: boolean) => void) => ack(this.byUser.has(userId)));
     this.operators = new OperatorChannel(io.of('/operators') as OperatorNamespace, this.deps.em, (err) =>
       this.deps.logger.warn({ err }, 'operator notice failed'),
     );
@@ -184,6 +189,27 @@ export class Gateway {
       this.share(ids);
     } else {
       this.share(notice);
+    }
+  }
+
+  /**
+   * Whether a socket of the user is connected to this node or (with Redis) to any other, asked
+   * of the other nodes with a bounded wait. A node that does not answer in time counts as
+   * having none: an email too many is better than an answer never read.
+   */
+  async isConnected(userId: number): Promise<boolean> {
+    if (this.byUser.has(userId)) return true;
+    if (!this.deps.redis || !this.io) return false;
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<unknown[]>((resolve) => {
+        timer = setTimeout(() => resolve([]), PRESENCE_TIMEOUT_MS);
+      });
+      const answers = await Promise.race([this.io.serverSideEmitWithAck(PRESENCE, userId) as Promise<unknown[]>, late]);
+      clearTimeout(timer);
+      return answers.some((answer) => answer === true);
+    } catch {
+      return false;
     }
   }
 

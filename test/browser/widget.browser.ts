@@ -447,6 +447,21 @@ describe('chat widget (Chromium)', function () {
     await waitForSeen(userId);
   });
 
+  it('names each agent of a run when a bot and an operator share an agent id (told apart by name and avatar too)', async () => {
+    const site = await host();
+    const { page } = browser();
+    await page.goto(site.url);
+    const userId = await openAndSend(page, 'Can a person help me?');
+    await agentSays(userId, 'Let me find a colleague.', { id: 1, name: 'Demo bot' });
+    await agentSays(userId, 'Hi, Ann here from the team.', { id: 1, name: 'Ann' });
+    await agentSays(userId, 'What can I do for you?', { id: 1, name: 'Ann' });
+    await widget(page).log.getByText('What can I do for you?').waitFor();
+    // The operator's answers start a run of their own, named; Ann's second message follows hers.
+    expect(await page.locator('li.msg.agent:not(.follows)').count()).to.equal(2);
+    expect(await page.locator('li.msg.agent.follows').count()).to.equal(1);
+    expect(await page.locator('li.msg.agent:not(.follows) .author').allInnerTexts()).to.deep.equal(['Demo bot', 'Ann']);
+  });
+
   /** Waits until the Service reads every agent message as seen (status 4). */
   async function waitForSeen(userId: string): Promise<void> {
     for (let i = 0; i < 100; i++) {

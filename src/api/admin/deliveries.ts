@@ -1,6 +1,7 @@
-import { DeviceSchema } from '../../db/entities/index.ts';
+import { DeviceSchema, UserSchema } from '../../db/entities/index.ts';
 import {
   findDelivery,
+  listEmailDeliveries,
   listAttempts,
   listDeliveries,
   listPushDeliveries,
@@ -64,6 +65,24 @@ export function deliveryRoutes(router: AppRouter): void {
     });
   });
 
+  // Answers by email to the account's users: the same log, rows with a userId.
+  router.get('/accounts/:accountId/email-deliveries', async (ctx) => {
+    const { accountId } = parseParams(ctx, accountIdParams);
+    authorize(ctx, 'GET /accounts/:accountId/email-deliveries', accountId);
+    const query = parseQuery(ctx, deliveriesQuery);
+    const rows = await listEmailDeliveries(ctx.deps.db.orm.em, {
+      accountId,
+      state: query.state,
+      limit: query.limit,
+      beforeSeq: query.before,
+    });
+    const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
+    respond(ctx, {
+      data: rows.map(presentDelivery),
+      extra: { paging: { before: last ? Number(last.seq) : null } },
+    });
+  });
+
   router.get('/deliveries/:deliveryId/attempts', async (ctx) => {
     const { deliveryId } = parseParams(ctx, deliveryIdParams);
     await authorizedDelivery(ctx, 'GET /deliveries/:deliveryId/attempts', deliveryId);
@@ -100,7 +119,9 @@ async function authorizedDelivery(ctx: AppContext, route: AdminRoute, deliveryId
       const owner =
         delivery.serviceId !== null
           ? await findService(em, delivery.serviceId)
-          : await em.findOne(DeviceSchema, { id: delivery.deviceId ?? 0 });
+          : delivery.deviceId !== null
+            ? await em.findOne(DeviceSchema, { id: delivery.deviceId })
+            : await em.findOne(UserSchema, { id: delivery.userId ?? 0 });
       return owner ? { delivery, accountId: owner.accountId } : null;
     },
     (record) => record.accountId,

@@ -129,6 +129,7 @@ export const ADMIN_POLICY = {
   'GET /deliveries/:deliveryId/attempts': rule('record', 'deliveries:read'),
   // Push payloads hold message text too.
   'GET /accounts/:accountId/push-deliveries': rule('account', 'deliveries:read', 'conversations:read'),
+  'GET /accounts/:accountId/email-deliveries': rule('account', 'deliveries:read', 'conversations:read'),
   // The settings hold secrets, never returned; reading them says which are set.
   'GET /accounts/:accountId/push-settings': rule('account', 'accounts:read'),
   // Pushes carry agent message texts to the webhook (or FCM project) set here.

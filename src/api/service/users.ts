@@ -1,6 +1,7 @@
 import { setAgentTyping, unsetAgent } from '../../conversations/agents.ts';
 import { messagePage, type Cursor } from '../../conversations/messages.ts';
 import { changeOwner } from '../../conversations/owners.ts';
+import { contactBody, setContact } from '../../conversations/contact.ts';
 import { uploadAllowance, uploadMedia } from '../../conversations/media.ts';
 import { declaredUpload, receiveFile } from '../../http/middleware/multipart.ts';
 import { ServiceSchema } from '../../db/entities/index.ts';
@@ -88,6 +89,15 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
     respond(ctx, {
       data: { ...presentServiceUser(result.user, owner, caller.account.defaultServiceId ?? null), changed: result.changed },
     });
+  });
+
+  // The customer's backend knows who signed in: its contact details win over the customer's own.
+  router.put('/users/:userId/contact', async (ctx) => {
+    const contact = parseBody(ctx, contactBody);
+    const { caller, user } = await targetUser(ctx);
+    const updated = await setContact(ctx.deps.db.orm.em, { accountId: caller.account.id, userId: user.id, source: 'service', contact });
+    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: updated.ownerServiceId });
+    respond(ctx, { data: presentServiceUser(updated, owner, caller.account.defaultServiceId ?? null) });
   });
 
   router.post('/users/:userId/messages', async (ctx) => {

@@ -1,13 +1,16 @@
-// What browsers load from Palaver besides the APIs: the chat widget's script and the demo page.
+// What browsers load from Palaver besides the APIs: the chat widget's script, the demo page, and
+// the links of answers by email.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import { WebAssets } from '../../http/web-assets.ts';
 import { demoPageRoutes } from './demo-page.ts';
+import { emailLinkRoutes } from './email.ts';
 import { widgetRoutes } from './widget.ts';
 
 export function webRouter(assets: WebAssets = new WebAssets()): AppRouter {
   const router: AppRouter = new Router<AppState, AppContextExtras>();
   widgetRoutes(router, assets);
   demoPageRoutes(router);
+  emailLinkRoutes(router);
   return router;
 }

@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
-/** Service webhooks: event, message, action, client_merging. Pushes to devices: push_message, push_event. */
-export type DeliveryKind = 'event' | 'message' | 'action' | 'client_merging' | 'push_message' | 'push_event';
+/** Service webhooks: event, message, action, client_merging. Pushes to devices: push_message, push_event. Answers by email: email. */
+export type DeliveryKind = 'event' | 'message' | 'action' | 'client_merging' | 'push_message' | 'push_event' | 'email';
 export type DeliveryState = 'pending' | 'delivered' | 'dead';
 
 /**
@@ -18,6 +18,8 @@ export const DeliverySchema = defineEntity({
     serviceId: p.integer().nullable(),
     /** Set instead of serviceId for a push; its ordering key is the device id too. */
     deviceId: p.integer().nullable(),
+    /** Set instead of serviceId and deviceId for an email to the user; its ordering key is the negated user id. */
+    userId: p.integer().nullable(),
     orderingKey: p.integer().nullable(),
     kind: p.string().$type<DeliveryKind>(),
     payload: p.text(),

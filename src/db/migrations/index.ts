@@ -10,6 +10,7 @@ import { Migration20270101000000_media_device } from './Migration20270101000000_
 import { Migration20270101000000_inbox } from './Migration20270101000000_inbox.ts';
 import { Migration20270102000000_inbox_conversations } from './Migration20270102000000_inbox_conversations.ts';
 import { Migration20270105000000_operator_accounts } from './Migration20270105000000_operator_accounts.ts';
+import { Migration20270110000000_contact_email } from './Migration20270110000000_contact_email.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -25,4 +26,5 @@ export const migrationsList = [
   { name: 'Migration20270101000000_inbox', class: Migration20270101000000_inbox },
   { name: 'Migration20270102000000_inbox_conversations', class: Migration20270102000000_inbox_conversations },
   { name: 'Migration20270105000000_operator_accounts', class: Migration20270105000000_operator_accounts },
+  { name: 'Migration20270110000000_contact_email', class: Migration20270110000000_contact_email },
 ];

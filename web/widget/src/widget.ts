@@ -626,8 +626,9 @@ export class Widget {
       if (entry.kind === 'message') {
         const m = entry.message;
         const showSeen = m.id === lastVisitor;
-        // A run of one agent's messages names the agent once.
-        const follows = m.typeId === 2 && previous?.typeId === 2 && previous.agent?.id === m.agent?.id;
+        // A run of one agent's messages names the agent once. Agents are told apart by id, name and
+        // avatar together: a Service's agent ids and the team's operator ids are separate spaces.
+        const follows = m.typeId === 2 && previous?.typeId === 2 && sameAgent(previous.agent, m.agent);
         previous = m;
         wanted.push(
           this.keyed(`m${m.id}`, `${m.status}:${showSeen}:${follows}`, () => renderMessage(m, this.actions, { showSeen, follows })),
@@ -682,4 +683,8 @@ export class Widget {
     this.rendered.set(key, { node, version });
     return node;
   }
+}
+
+function sameAgent(a: ChatMessage['agent'], b: ChatMessage['agent']): boolean {
+  return a?.id === b?.id && a?.name === b?.name && (a?.avatar ?? null) === (b?.avatar ?? null);
 }
