@@ -138,3 +138,83 @@ describe('Admin API: conversation media', function () {
     expect(body.notifications.map((n) => n.field)).to.deep.equal(['params.file']);
   });
 });
+
+describe('Admin API: files for operator answers (POST …/users/{userId}/media)', function () {
+  this.timeout(60_000);
+  const api = () => client(sharedServer().url);
+
+  const upload = (accountId: number, userId: number, token: string, bytes: Buffer, type: string, name: string) => {
+    const form = new FormData();
+    form.append('media', new Blob([bytes], { type }), name);
+    return fetch(`${sharedServer().url}/adminApi/accounts/${accountId}/users/${userId}/media`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
+  };
+  const errorOf = async (answer: Response) =>
+    ((await answer.json()) as { notifications: Array<{ message: string }> }).notifications[0]?.message;
+
+  it("an operator's file, then an answer naming it: the customer reads and downloads it like a Service's", async () => {
+    const account = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    const widget = new Widget(account);
+    const registered = await widget.register({ type: 3 });
+    expect(registered.status, registered.text).to.equal(200);
+    const userId = registered.body.data.userId;
+    const token = await adminToken();
+
+    const uploaded = await upload(account.id, userId, token, PNG, 'image/png', 'receipt.png');
+    expect(uploaded.status).to.equal(201);
+    const media = ((await uploaded.json()) as { data: { media: string } }).data.media;
+    expect(media).to.match(/^[0-9a-f-]{36}$/);
+    const answered = await api().post<{ media: Record<string, string> | null; typeId: number }>(
+      `/adminApi/accounts/${account.id}/users/${userId}/messages`,
+      { token, json: { media: { id: media, description: 'your receipt' } } },
+    );
+    expect(answered.status, answered.text).to.equal(201);
+    expect(answered.body.data.typeId).to.equal(2);
+
+    const read = await widget.messages();
+    expect(read.status, read.text).to.equal(200);
+    const shown = (read.body.data as Array<{ media: Record<string, string> | null }>).find((m) => m.media)?.media;
+    if (!shown) throw new Error(`no media in ${read.text}`);
+    expect(shown).to.include({ description: 'your receipt' });
+    const { year, month, day, filename } = shown;
+    const bytes = await fetch(`${widget.baseUrl}/media/${year}/${month}/${day}/${filename}`, { headers: widget.headers() });
+    expect(bytes.status).to.equal(200);
+    expect(Buffer.from(await bytes.arrayBuffer()).equals(PNG)).to.equal(true);
+    // Stored as a Service's upload: no device, the file the account's quota counts.
+    const [row] = await sharedServer()
+      .deps.db.orm.em.fork()
+      .getConnection()
+      .execute<Array<{ user_id: number; device_id: number | null; size: number | string }>>(
+        'select user_id, device_id, size from media where id = ?',
+        [media],
+      );
+    expect([row?.user_id, row?.device_id, Number(row?.size)]).to.deep.equal([userId, null, PNG.length]);
+  });
+
+  it('refuses what the Service API refuses: no multipart, a type clients cannot show, a user of another account', async () => {
+    const account = await createAccount();
+    const other = await createAccount();
+    await createService(account.id, { name: 'Support' });
+    await createService(other.id, { name: 'Support' });
+    const widget = new Widget(account);
+    const userId = (await widget.register({ type: 3 })).body.data.userId;
+    const token = await adminToken();
+
+    const json = await api().post(`/adminApi/accounts/${account.id}/users/${userId}/media`, { token, json: { media: 'x' } });
+    expect([json.status, json.body.notifications[0]?.message]).to.deep.equal([415, 'multipart_required']);
+    const program = Buffer.concat([Buffer.from('MZ'), randomBytes(256)]);
+    const refused = await upload(account.id, userId, token, program, 'application/octet-stream', 'tool.exe');
+    expect([refused.status, await errorOf(refused)]).to.deep.equal([415, 'invalid_media_type']);
+    const elsewhere = await upload(other.id, userId, token, PNG, 'image/png', 'photo.png');
+    expect([elsewhere.status, await errorOf(elsewhere)]).to.deep.equal([404, 'user_not_found']);
+    const count = await sharedServer()
+      .deps.db.orm.em.fork()
+      .getConnection()
+      .execute<Array<{ n: number | string }>>('select count(*) as n from media where user_id = ?', [userId]);
+    expect(Number(count[0]?.n)).to.equal(0);
+  });
+});

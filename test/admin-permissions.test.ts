@@ -254,6 +254,14 @@ const CASES: Case[] = [
     needs: ['conversations:reply'],
     allowed: 404,
   },
+  // A file for an answer: this walk sends no multipart body, so 415 multipart_required once allowed.
+  {
+    method: 'POST',
+    route: '/accounts/:accountId/users/:userId/media',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/media`,
+    needs: ['conversations:reply'],
+    allowed: 415,
+  },
   {
     method: 'POST',
     route: '/accounts/:accountId/users/:userId/typing',

@@ -529,6 +529,53 @@ describe('team inbox: conversation state, notes, canned replies, search, views',
     expect(await ids('open')).to.deep.equal([second.userId, first.userId]);
   });
 
+  it('bots pages across every bot Service, snoozed ones included; a snooze past its time is open again, in its place', async () => {
+    const customers = [];
+    for (const text of ['a', 'b', 'c', 'd', 'e']) customers.push((await customer(text)).userId);
+    const [a, b, c, d, e] = customers as [number, number, number, number, number];
+    const bot1 = await createService(account.id, { name: 'Bot 1', webhookUrl: null });
+    const bot2 = await createService(account.id, { name: 'Bot 2', webhookUrl: null });
+    for (const [userId, bot] of [
+      [a, bot1],
+      [b, bot2],
+      [c, bot1],
+    ] as const) {
+      const moved = await api().put(`/adminApi/accounts/${account.id}/users/${userId}/owner`, {
+        token,
+        json: { serviceIdentification: bot.identification },
+      });
+      expect(moved.status, moved.text).to.equal(200);
+    }
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    for (const userId of [c, d]) {
+      const snoozed = await api().put(`/adminApi/accounts/${account.id}/users/${userId}/status`, {
+        token,
+        json: { status: 'snoozed', snoozedUntil: until },
+      });
+      expect(snoozed.status, snoozed.text).to.equal(200);
+    }
+    const walk = async (name: string) => {
+      const walked: number[] = [];
+      let after: string | null = null;
+      for (let n = 0; n < 10; n++) {
+        const page: Awaited<ReturnType<typeof view>> = await view(name, token, `&limit=1${after ? `&after=${after}` : ''}`);
+        walked.push(...page.body.data.map((r) => r.user.id));
+        after = (page.body as unknown as { paging: { after: string | null } }).paging.after;
+        if (!after) break;
+      }
+      return walked;
+    };
+    expect(await walk('bots'), 'two Services, open and snoozed, by waiting').to.deep.equal([a, b, c]);
+    expect(await walk('open'), 'd is snoozed').to.deep.equal([e]);
+    // d's snooze ends by its time: open again, before e (d has waited longer).
+    await sharedServer()
+      .deps.db.orm.em.fork()
+      .getConnection()
+      .execute(`update conversation_states set snoozed_until = now() - interval '1 minute' where user_id = ?`, [d]);
+    expect(await walk('open')).to.deep.equal([d, e]);
+    expect(await walk('unassigned')).to.deep.equal([d, e]);
+  });
+
   it('search: message text, customer identifier and additional-information values', async () => {
     const a = await customer('My parcel never arrived', 'customer-4711', { plan: 'Gold', city: 'Utrecht' });
     const b = await customer('Question about invoices');
@@ -561,6 +608,52 @@ describe('team inbox: conversation state, notes, canned replies, search, views',
     ]);
     expect((await widget.send('signed in now')).status).to.equal(200);
     expect(await ids('open')).to.deep.equal([registeredId]);
+  });
+
+  it('an erasure (DELETE /adminApi/…/users/{id}) removes the team side too, the merged anonymous conversation included', async () => {
+    const secret = `erase-${Math.random().toString(36).slice(2)}`;
+    const { widget, userId: anonymousId } = await customer('before signing in');
+    const before = await api().post(`/adminApi/accounts/${account.id}/users/${anonymousId}/notes`, {
+      token,
+      json: { text: `anonymous ${secret}` },
+    });
+    expect(before.status, before.text).to.equal(201);
+    widget.signIn(`erase-customer-${secret}`);
+    const merged = await widget.register();
+    expect(merged.status, merged.text).to.equal(200);
+    const registeredId = merged.body.data.userId;
+    const after = await api().post(`/adminApi/accounts/${account.id}/users/${registeredId}/notes`, {
+      token,
+      json: { text: `registered ${secret}` },
+    });
+    expect(after.status, after.text).to.equal(201);
+    const resolved = await api().put(`/adminApi/accounts/${account.id}/users/${registeredId}/status`, {
+      token,
+      json: { status: 'resolved' },
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const db = sharedServer().deps.db.orm.em.fork().getConnection();
+    const left = async () => {
+      const [row] = await db.execute<Array<{ notes: string | number; lines: string | number; states: string | number }>>(
+        `select (select count(*) from conversation_events where text like ?) as notes,
+                (select count(*) from conversation_events where user_id in (?, ?)) as lines,
+                (select count(*) from conversation_states where user_id in (?, ?)) as states`,
+        [`%${secret}%`, anonymousId, registeredId, anonymousId, registeredId],
+      );
+      return [Number(row?.notes), Number(row?.lines), Number(row?.states)];
+    };
+    expect(await left(), 'before the erasure: two notes, a status line, one state').to.deep.equal([2, 3, 1]);
+
+    const erased = await api().delete<{ userIds: number[] }>(`/adminApi/accounts/${account.id}/users/${registeredId}`, { token });
+    expect(erased.status, erased.text).to.equal(200);
+    expect(erased.body.data.userIds).to.have.members([registeredId, anonymousId]);
+    expect(await left(), 'after it: no note, no line, no state').to.deep.equal([0, 0, 0]);
+    expect(await ids('open')).to.deep.equal([]);
+    expect(await ids('resolved')).to.deep.equal([]);
+    const timeline = await api().get(`/adminApi/accounts/${account.id}/users/${registeredId}/timeline`, { token });
+    expect(timeline.status).to.equal(404);
+    const noted = await api().post(`/adminApi/accounts/${account.id}/users/${registeredId}/notes`, { token, json: { text: 'late' } });
+    expect(noted.status).to.equal(404);
   });
 
   it('canned replies: managed with accounts:edit, read with conversations:read, shortcuts unique per account', async () => {

@@ -9,16 +9,19 @@
 import { expect } from 'chai';
 import { issueAuthorization } from '../src/api/client/authorization.ts';
 import { DeviceSchema } from '../src/db/entities/index.ts';
+import { adminToken } from './support/factories.ts';
 import { PDF, PNG } from './support/files.ts';
 import { outboxRows } from './support/outbox.ts';
 import {
   ADA,
+  BEA,
   CAROUSEL_ANSWER,
   IOS,
   IosLibrary,
   JPEG,
   RICH_ANSWER,
   ServiceDesk,
+  TeamDesk,
   body,
   dataOf,
   expectAnswer,
@@ -159,6 +162,27 @@ describe('Parley iOS library 4.4.2: one conversation, request for request (issue
   it('reads one message after a push: GET messages/{id}', async () => {
     const answer = expectAnswer('oneMessage', await app.find(agentSaid[0]!));
     expect(dataOf<ParleyMessage>(answer)).to.deep.include({ id: agentSaid[0], message: RICH_ANSWER.message });
+  });
+
+  it('hears an operator of the team inbox by push like a bot: GET messages/{id} of an answer and of a file, the operator as the agent', async () => {
+    const team = await TeamDesk.signIn(sharedServer().url, await adminToken(), t.account.id);
+    const text = await team.say(userId, { message: 'Bea here, I am looking into it.' });
+    const media = await team.upload(userId, PDF, 'label.pdf', 'application/pdf');
+    const file = await team.say(userId, { media: { id: media, description: 'Your return label' } });
+    agentSaid.push(text, file);
+    const bea = { id: team.operatorId, name: BEA.name, avatar: BEA.avatar };
+    const said = dataOf<ParleyMessage>(expectAnswer('oneMessage', await app.find(text)));
+    expect(said).to.deep.include({ id: text, typeId: 2, message: 'Bea here, I am looking into it.' });
+    expect(said.agent).to.deep.include(bea);
+    const message = dataOf<ParleyMessage>(expectAnswer('oneMessage', await app.find(file)));
+    expect(message).to.deep.include({ id: file, typeId: 2 });
+    expect(message.agent).to.deep.include(bea);
+    expect(message.media).to.include({ mimeType: 'application/pdf', description: 'Your return label' });
+    const fetched = await app.findMedia(message.media!.id);
+    expect(fetched.status, fetched.text).to.equal(200);
+    expect(fetched.bytes.equals(PDF)).to.equal(true);
+    const latest = page(expectAnswer('messagesPage', await app.findAll()));
+    expect(latest.agent, 'the operator is the current agent').to.deep.include({ id: team.operatorId, name: BEA.name });
   });
 
   it('loads older messages by its oldest id, and stops when paging.before is empty', async () => {

@@ -7,13 +7,16 @@
 import { expect } from 'chai';
 import { issueAuthorization } from '../src/api/client/authorization.ts';
 import { DeviceSchema } from '../src/db/entities/index.ts';
+import { adminToken } from './support/factories.ts';
 import { PDF, PNG } from './support/files.ts';
 import { outboxRows } from './support/outbox.ts';
 import {
   ADA,
+  BEA,
   CAROUSEL_ANSWER,
   RICH_ANSWER,
   ServiceDesk,
+  TeamDesk,
   WEB,
   WEB_MEDIA_TYPES,
   WebLibrary,
@@ -141,6 +144,30 @@ describe('Parley web library 2.0.0: one conversation, request for request (issue
     const oldest = Math.min(...shown.map((m) => m.id));
     const older = expectAnswer('messagesPage', await web.getMessages(oldest, 'before'));
     expect(page(older).data, 'an empty page stops its paging').to.deep.equal([]);
+  });
+
+  it("polls an operator's answers from the team inbox like a bot's: a text and a file, the operator as the agent", async () => {
+    const team = await TeamDesk.signIn(sharedServer().url, await adminToken(), t.account.id);
+    const newest = Math.max(...sent, ...agentSaid);
+    const text = await team.say(userId, { message: 'Bea here, I am looking into it.' });
+    const media = await team.upload(userId, PDF, 'label.pdf', 'application/pdf');
+    const file = await team.say(userId, { media: { id: media, description: 'Your return label' } });
+    agentSaid.push(text, file);
+    const polled = page(expectAnswer('messagesPage', await web.getMessages(newest, 'after'))).data;
+    expect(polled.map((m) => m.id)).to.deep.equal([file, text]);
+    const bea = { id: team.operatorId, name: BEA.name, avatar: BEA.avatar };
+    for (const message of polled) {
+      expect(message).to.deep.include({ typeId: 2 });
+      expect(message.agent).to.deep.include(bea);
+    }
+    expect(polled[1]?.message).to.equal('Bea here, I am looking into it.');
+    expect(polled[0]?.media).to.include({ mimeType: 'application/pdf', description: 'Your return label' });
+    const { year, month, day, filename } = polled[0]!.media!;
+    const fetched = await web.getMedia(year, month, day, filename);
+    expect(fetched.status, fetched.text).to.equal(200);
+    expect(fetched.bytes.equals(PDF)).to.equal(true);
+    const latest = page(expectAnswer('messagesPage', await web.getMessages()));
+    expect(latest.agent, 'the operator is the current agent').to.deep.include({ id: team.operatorId, name: BEA.name });
   });
 
   it('counts unseen messages, and marks every message below status 4 seen (its own too)', async () => {

@@ -4,7 +4,7 @@
 // retries with Retry-After, dead pushes redelivered, and a refused token removed.
 import { expect } from 'chai';
 import { DeviceSchema } from '../src/db/entities/index.ts';
-import { AndroidLibrary, IosLibrary, dataOf, expectAnswer } from './support/parley-clients.ts';
+import { AndroidLibrary, BEA, IosLibrary, TeamDesk, dataOf, expectAnswer } from './support/parley-clients.ts';
 import { Receiver } from './support/receiver.ts';
 import {
   googleTokenStandIn,
@@ -85,6 +85,27 @@ describe('push: FCM', function () {
       scope: 'https://www.googleapis.com/auth/firebase.messaging',
       aud: 'https://oauth2.googleapis.com/token',
     });
+  });
+
+  it("pushes an operator's answer from the team inbox to the Parley Android app: the data map it parses, the operator as the agent", async () => {
+    const t = await fcmTenant();
+    const android = new AndroidLibrary({ url: `${world.server.url}/`, secret: t.account.identification });
+    const userId = dataOf<{ userId: number }>(expectAnswer('deviceRegistered', await android.register())).userId;
+    const team = await TeamDesk.signIn(world.server.url, world.token, t.account.id);
+    const id = await team.say(userId, { message: 'Bea here, I am looking into it.' });
+    await pushesSettled(world.server, t.account.id);
+    const sends = fcm.requests.filter((r) => (r.json as { message: { token: string } }).message.token === android.pushToken);
+    expect(sends).to.have.length(1);
+    const message = (sends[0]?.json as { message: { data: unknown; android: unknown } }).message;
+    expect(message.android).to.deep.equal({ priority: 'high' });
+    const data = parleyData(message.data);
+    expect(data.message).to.equal('Bea here, I am looking into it.');
+    expect(data.parley.type).to.equal('message');
+    expect(data.parley.object).to.include({ id, typeId: 2, message: 'Bea here, I am looking into it.' });
+    expect(data.parley.object.agent).to.deep.equal({ id: team.operatorId, name: BEA.name, avatar: BEA.avatar, isTyping: null });
+    // The object is what the app reads with GET messages/{id}, held to the shape it decodes.
+    const read = expectAnswer('oneMessage', await android.get(id));
+    expect(data.parley.object).to.deep.equal(dataOf<Record<string, unknown>>(read));
   });
 
   it("pushes agent system messages and agent typing; nothing for the user's own messages", async () => {

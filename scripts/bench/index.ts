@@ -7,6 +7,7 @@ import { benchConnections } from './connections.ts';
 import { benchDelivery } from './delivery.ts';
 import { benchFanout } from './fanout.ts';
 import { benchIngestRest, benchIngestSocket } from './ingest.ts';
+import { benchInbox } from './inbox.ts';
 import { benchLatency } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
@@ -32,6 +33,9 @@ const { values } = parseArgs({
     'capacity-seconds': { type: 'string', default: '20' },
     /** postgresql, embedded, or both (the default run measures PostgreSQL; --full both). */
     'capacity-modes': { type: 'string', default: 'postgresql' },
+    'inbox-conversations': { type: 'string', default: '100000' },
+    'inbox-pages': { type: 'string', default: '40' },
+    'inbox-answers': { type: 'string', default: '100' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
     full: { type: 'boolean', default: false },
   },
@@ -57,6 +61,12 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       sockets: number('sockets'),
       messages: number('fanout-messages'),
       senders: number('fanout-senders'),
+    }),
+  inbox: ({ palaver, databaseUrl }) =>
+    benchInbox(palaver, databaseUrl, {
+      conversations: number('inbox-conversations'),
+      pages: number('inbox-pages'),
+      answers: number('inbox-answers'),
     }),
   e2e_latency: ({ palaver, receiver }) => benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
   capacity: async () => {

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { forwardStderr, freePort, ROOT } from './support.ts';
 
-const ADMIN = { email: 'bench@palaver.local', password: 'benchmark password' };
+export const ADMIN = { email: 'bench@palaver.local', password: 'benchmark password' };
 
 export interface BenchPalaver {
   url: string;

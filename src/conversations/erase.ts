@@ -1,7 +1,9 @@
 // Erasure of a user (GDPR, DELETE /adminApi/accounts/{accountId}/users/{userId}): the user and
 // everything of theirs — messages, uploads (rows here, bytes by the caller once committed),
-// devices, contact details (on the user row), and every delivery about them, emails included
-// (pending ones must not go out; delivered and dead ones hold their messages in the log). Anonymous users merged into them go too: their rows are
+// devices, contact details (on the user row), every delivery about them, emails included
+// (pending ones must not go out; delivered and dead ones hold their messages in the log), and the
+// team's side of the conversation (its state, and its timeline lines: private notes about the
+// customer are personal data too). Anonymous users merged into them go too: their rows are
 // tombstones pointing at this user. Under the users' row locks, like every conversation change;
 // once committed, every node disconnects the erased users' sockets (the `erased` notice).
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -14,6 +16,8 @@ export interface Erased {
   messages: number;
   devices: number;
   deliveries: number;
+  /** The conversation's timeline lines (notes, status and assignee changes). */
+  timelineLines: number;
   /** Storage paths of the erased uploads, to delete once the transaction committed. */
   media: string[];
 }
@@ -39,6 +43,11 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
          and service_id in (select id from services where account_id = ?)) or user_id = any(?::int[]) returning id`,
       [all, accountId, all],
     );
+    // The foreign keys would cascade; deleted by name so that no future change to them keeps a note.
+    const timelineLines = await run<Array<{ id: string }>>('delete from conversation_events where user_id = any(?::int[]) returning id', [
+      all,
+    ]);
+    await run<object[]>('delete from conversation_states where user_id = any(?::int[])', [all]);
     // Tombstones first: they refer to the user.
     await run<object[]>('delete from users where id = any(?::int[]) and id <> ?', [all, userId]);
     await run<object[]>('delete from users where id = ?', [userId]);
@@ -49,6 +58,7 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
       messages: messages.length,
       devices: devices.length,
       deliveries: deliveries.length,
+      timelineLines: timelineLines.length,
       media: media.map((m) => m.path),
     };
   });

@@ -325,65 +325,105 @@ export interface InboxQuery {
 }
 
 const WAITING = `coalesce(s.waiting_since, 'infinity'::timestamptz)`;
-const OPEN = `(s.status = 'open' or (s.status = 'snoozed' and s.snoozed_until <= now()))`;
+const ORDER = `order by ${WAITING}, s.user_id`;
+
+/** One index range of a view: its equality conditions (an index prefix), in (waiting since, user id) order. */
+interface Range {
+  where: string[];
+  params: unknown[];
+}
 
 /**
- * One page of a view, the customer who has waited longest first (then those nobody keeps
- * waiting), keyset-paged on (waiting since, user id), each condition an index prefix
- * (conversation_states_views, _assignee, _status).
+ * The ranges of a view, each read in order from the index whose prefix it fixes:
+ * conversation_states_assignee (mine), _views (unassigned, open, bots), _status (resolved).
+ * Open is two ranges, status open and a snooze whose time has passed; bots is one range per
+ * other Service of the account (`botIds`) and status (open, snoozed): a condition like
+ * `owner <> inbox` or `status <> 'resolved'` would leave only the account's part of the index
+ * in use, and every row of the account to sort.
  */
-export async function inboxPage(em: EntityManager, query: InboxQuery): Promise<InboxPage> {
-  const where: string[] = [];
-  const params: unknown[] = [];
+function viewRanges(query: InboxQuery, botIds: readonly number[]): Range[] {
+  const open = (where: string[], params: unknown[]): Range[] => [
+    { where: [...where, `s.status = 'open'`], params },
+    { where: [...where, `s.status = 'snoozed'`, `s.snoozed_until <= now()`], params },
+  ];
   switch (query.view) {
     case 'mine':
-      where.push(`s.assignee_operator_id = ?`, `s.account_id = ?`, OPEN);
-      params.push(query.operatorId, query.accountId);
-      break;
+      return open([`s.assignee_operator_id = ?`, `s.account_id = ?`], [query.operatorId, query.accountId]);
     case 'unassigned':
-      where.push(`s.account_id = ?`, `s.owner_service_id = ?`, OPEN, `s.assignee_operator_id is null`);
-      params.push(query.accountId, query.inboxServiceId);
-      break;
+      return open(
+        [`s.account_id = ?`, `s.owner_service_id = ?`, `s.assignee_operator_id is null`],
+        [query.accountId, query.inboxServiceId],
+      );
     case 'open':
-      where.push(`s.account_id = ?`, `s.owner_service_id = ?`, OPEN);
-      params.push(query.accountId, query.inboxServiceId);
-      break;
+      return open([`s.account_id = ?`, `s.owner_service_id = ?`], [query.accountId, query.inboxServiceId]);
     case 'bots':
-      where.push(`s.account_id = ?`, `s.owner_service_id <> ?`, `s.status <> 'resolved'`);
-      params.push(query.accountId, query.inboxServiceId);
-      break;
+      return botIds.flatMap((botId) =>
+        (['open', 'snoozed'] as const).map((status) => ({
+          where: [`s.account_id = ?`, `s.owner_service_id = ?`, `s.status = '${status}'`],
+          params: [query.accountId, botId],
+        })),
+      );
     case 'resolved':
-      where.push(`s.account_id = ?`, `s.status = 'resolved'`);
-      params.push(query.accountId);
-      break;
+      return [{ where: [`s.account_id = ?`, `s.status = 'resolved'`], params: [query.accountId] }];
   }
+}
+
+/**
+ * The statement of a page of a view (`?` placeholders), or null when the view cannot have a
+ * row (bots, in an account without another Service). `botIds`: the account's other Services.
+ * Each range of the view gives at most a page from its index, in order; the page is the first
+ * of those few rows. Exported for the benchmark, which reads its plan (scripts/bench/inbox.ts).
+ */
+export function inboxStatement(query: InboxQuery, botIds: readonly number[]): { text: string; params: unknown[] } | null {
+  const shared: Range = { where: [], params: [] };
   if (query.after) {
-    where.push(`(${WAITING}, s.user_id) > (coalesce(?::timestamptz, 'infinity'::timestamptz), ?)`);
-    params.push(query.after.waitingSince, query.after.userId);
+    shared.where.push(`(${WAITING}, s.user_id) > (coalesce(?::timestamptz, 'infinity'::timestamptz), ?)`);
+    shared.params.push(query.after.waitingSince, query.after.userId);
   }
   if (query.search) {
     // The two GIN indexes (messages_text_search, users_text_search), their expressions as written.
-    where.push(`(s.user_id in (select m.user_id from messages m
+    shared.where.push(`(s.user_id in (select m.user_id from messages m
                                where to_tsvector('simple'::regconfig, coalesce(m.message, '')) @@ plainto_tsquery('simple'::regconfig, ?))
                  or s.user_id in (select u.id from users u where u.account_id = ? and
                    (to_tsvector('simple'::regconfig, coalesce(u.unique_identifier, ''))
                     || jsonb_to_tsvector('simple'::regconfig, coalesce(u.additional_information, '{}'::jsonb), '["string", "numeric"]'))
                    @@ plainto_tsquery('simple'::regconfig, ?)))`);
-    params.push(query.search, query.accountId, query.search);
+    shared.params.push(query.search, query.accountId, query.search);
   }
+  const ranges = viewRanges(query, botIds);
+  if (ranges.length === 0) return null;
+  const columns = STATE_COLUMNS.split(', ')
+    .map((c) => `s.${c}`)
+    .join(', ');
+  const params: unknown[] = [];
+  const branches = ranges.map((range) => {
+    params.push(...range.params, ...shared.params, query.limit + 1);
+    return `(select ${columns} from conversation_states s
+              where ${[...range.where, ...shared.where].join(' and ')} ${ORDER} limit ?)`;
+  });
   params.push(query.limit + 1);
-  const rows = await sql<StateRow & { unread: number | string }>(
-    em,
-    `select ${STATE_COLUMNS.split(', ')
-      .map((c) => `s.${c}`)
-      .join(', ')},
+  const text = `select ${columns},
             (select count(*) from messages m where m.user_id = s.user_id and m.type_id = 1 and m.id > s.read_message_id) as unread
-     from conversation_states s
-     where ${where.join(' and ')}
-     order by ${WAITING}, s.user_id
-     limit ?`,
-    params,
-  );
+     from (${branches.join(' union all ')}) s
+     ${ORDER}
+     limit ?`;
+  return { text, params };
+}
+
+/** The account's Services other than its inbox: the owners of the bots view. */
+export async function botServiceIds(em: EntityManager, accountId: number, inboxServiceId: number): Promise<number[]> {
+  const rows = await sql<{ id: number }>(em, 'select id from services where account_id = ? and id <> ? order by id', [
+    accountId,
+    inboxServiceId,
+  ]);
+  return rows.map((r) => r.id);
+}
+
+/** One page of a view, the customer who has waited longest first (then those nobody keeps waiting), keyset-paged on (waiting since, user id). */
+export async function inboxPage(em: EntityManager, query: InboxQuery): Promise<InboxPage> {
+  const statement = inboxStatement(query, query.view === 'bots' ? await botServiceIds(em, query.accountId, query.inboxServiceId) : []);
+  if (!statement) return { rows: [], next: null };
+  const rows = await sql<StateRow & { unread: number | string }>(em, statement.text, statement.params);
   const page = rows.slice(0, query.limit).map((row) => ({ state: stateOf(row), unread: Number(row.unread) }));
   const last = page[page.length - 1];
   const next = rows.length > query.limit && last ? { waitingSince: last.state.waitingSince, userId: last.state.userId } : null;

@@ -219,6 +219,15 @@ export const operations: Operation[] = [
   },
   {
     method: 'post',
+    path: '/adminApi/accounts/{accountId}/users/{userId}/media',
+    api: 'admin',
+    summary: "Upload a file to the conversation for the signed-in operator's answer (as a Service's upload: types, caps, quota)",
+    params: admin.accountUserParams,
+    upload: 'media',
+    status: 201,
+  },
+  {
+    method: 'post',
     path: '/adminApi/accounts/{accountId}/users/{userId}/typing',
     api: 'admin',
     summary: 'The signed-in operator typing (or not) to the customer: agent typing',

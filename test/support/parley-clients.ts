@@ -11,7 +11,7 @@ import { answerProblems, type AnswerKind } from './parley-shapes.ts';
 // The wire
 
 export interface WireRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'OPTIONS';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'OPTIONS';
   url: string;
   headers: Record<string, string>;
   /** A string body without a content-type header gets text/plain;charset=UTF-8, as in browsers. */
@@ -604,6 +604,73 @@ export class ServiceDesk {
   async typing(userId: number, isTyping: boolean): Promise<void> {
     const answer = await this.post(`/users/${userId}/typing`, { isTyping, agent: ADA });
     expect(answer.status, answer.text).to.equal(200);
+  }
+}
+
+/** The operator who answers from the dashboard in the compatibility tests: a name and an https avatar. */
+export const BEA = { name: 'Bea from the team', avatar: 'https://cdn.example/bea.png' } as const;
+
+/**
+ * An operator of the team inbox answering through the Admin API, as the dashboard does: an
+ * operator of its own (conversations:reply on the account) with BEA's name and avatar.
+ */
+export class TeamDesk {
+  private constructor(
+    private readonly baseUrl: string,
+    private readonly accountId: number,
+    private readonly token: string,
+    /** The operator's id: the agent id clients see. */
+    readonly operatorId: number,
+  ) {}
+
+  static async signIn(baseUrl: string, adminToken: string, accountId: number): Promise<TeamDesk> {
+    const email = `team-${randomUUID()}@palaver.test`;
+    const json = (method: 'POST' | 'PATCH', path: string, value: unknown, token?: string) =>
+      exchange({
+        method,
+        url: `${baseUrl}/adminApi${path}`,
+        headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(value),
+      });
+    const created = await json(
+      'POST',
+      '/operators',
+      { email, password: 'team password', grants: [{ permission: 'conversations:reply', accountId }] },
+      adminToken,
+    );
+    expect(created.status, created.text).to.equal(201);
+    const login = await json('POST', '/login', { email, password: 'team password' });
+    expect(login.status, login.text).to.equal(200);
+    const token = body<{ data: { token: string } }>(login).data.token;
+    const named = await json('PATCH', '/session', { displayName: BEA.name, avatarUrl: BEA.avatar }, token);
+    expect(named.status, named.text).to.equal(200);
+    return new TeamDesk(baseUrl, accountId, token, body<{ data: { id: number } }>(created).data.id);
+  }
+
+  /** An answer from the dashboard (201); its id. */
+  async say(userId: number, message: { message?: string; media?: { id: string; description?: string } }): Promise<number> {
+    const answer = await exchange({
+      method: 'POST',
+      url: `${this.baseUrl}/adminApi/accounts/${this.accountId}/users/${userId}/messages`,
+      headers: { Authorization: `Bearer ${this.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(message),
+    });
+    expect(answer.status, answer.text).to.equal(201);
+    return body<{ data: { id: number } }>(answer).data.id;
+  }
+
+  /** A file from the dashboard (201); the media id its answer names. */
+  async upload(userId: number, bytes: Buffer, name: string, type: string): Promise<string> {
+    const form = new FormData();
+    form.append('media', new Blob([bytes], { type }), name);
+    const answer = await exchange({
+      method: 'POST',
+      url: `${this.baseUrl}/adminApi/accounts/${this.accountId}/users/${userId}/media`,
+      headers: { Authorization: `Bearer ${this.token}` },
+      body: form,
+    });
+    expect(answer.status, answer.text).to.equal(201);
+    return body<{ data: { media: string } }>(answer).data.media;
   }
 }
 

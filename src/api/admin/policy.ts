@@ -92,6 +92,8 @@ export const ADMIN_POLICY = {
   // The team inbox (docs/dashboard.md): answering as an agent, and typing to the customer.
   'POST /accounts/:accountId/users/:userId/messages': rule('account', 'conversations:reply'),
   'POST /accounts/:accountId/users/:userId/typing': rule('account', 'conversations:reply'),
+  // A file for an answer: stored in the conversation, counted in the account's storage quota.
+  'POST /accounts/:accountId/users/:userId/media': rule('account', 'conversations:reply'),
   'GET /accounts/:accountId/inbox': rule('account', 'conversations:read'),
   // Notes and status lines are the conversation's content.
   'GET /accounts/:accountId/users/:userId/timeline': rule('account', 'conversations:read'),

@@ -147,6 +147,7 @@ export function userRoutes(router: AppRouter): void {
         files: erased.media.length,
         devices: erased.devices,
         deliveries: erased.deliveries,
+        timelineLines: erased.timelineLines,
       },
       'user erased',
     );

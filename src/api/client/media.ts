@@ -1,9 +1,9 @@
-import { readMedia, uploadAllowance, uploadMedia } from '../../conversations/media.ts';
+import { readMedia } from '../../conversations/media.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import { sendMedia } from '../../http/media-response.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
-import { declaredUpload, receiveFile } from '../../http/middleware/multipart.ts';
+import { receiveUpload } from '../../http/middleware/multipart.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams } from '../../http/validate.ts';
 import type { MediaKind } from '../../media/types.ts';
@@ -11,17 +11,12 @@ import { conversation } from './auth.ts';
 import { mediaParams } from './schema.ts';
 
 export function mediaRoutes(router: AppRouter, maxBytes: Readonly<Record<MediaKind, number>>): void {
-  const largest = Math.max(...Object.values(maxBytes));
   // Quotas before the body is read; the body then streamed to a temporary file under the cap left.
   router.post('/media', limitWrites(), async (ctx) => {
-    const declared = declaredUpload(ctx, largest);
-    const { account, user, device } = conversation(ctx);
-    const uploader = { account, user, deviceId: device.id };
-    const em = ctx.deps.db.orm.em;
-    const allowance = await uploadAllowance(em, uploader, ctx.deps.config.media, declared);
-    const media = await receiveFile(ctx, 'media', allowance, (file) =>
-      uploadMedia(em, ctx.deps.media, uploader, file, maxBytes, ctx.deps.config.media),
-    );
+    const media = await receiveUpload(ctx, maxBytes, () => {
+      const { account, user, device } = conversation(ctx);
+      return Promise.resolve({ account, user, deviceId: device.id });
+    });
     respond(ctx, { data: { media: media.id } });
   });
 

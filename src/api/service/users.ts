@@ -2,8 +2,7 @@ import { setAgentTyping, unsetAgent } from '../../conversations/agents.ts';
 import { messagePage, type Cursor } from '../../conversations/messages.ts';
 import { changeOwner } from '../../conversations/owners.ts';
 import { contactBody, setContact } from '../../conversations/contact.ts';
-import { uploadAllowance, uploadMedia } from '../../conversations/media.ts';
-import { declaredUpload, receiveFile } from '../../http/middleware/multipart.ts';
+import { receiveUpload } from '../../http/middleware/multipart.ts';
 import { ServiceSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
@@ -131,17 +130,12 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
     respond(ctx, { data: { userId: updated.id, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
   });
 
-  const largest = Math.max(...Object.values(mediaMaxBytes));
   // The user and the account's quota before the body is read; no lock until the file is judged.
   router.post('/users/:userId/media', async (ctx) => {
-    const declared = declaredUpload(ctx, largest);
-    const { caller, user } = await targetUser(ctx);
-    const uploader = { account: caller.account, user, deviceId: null };
-    const em = ctx.deps.db.orm.em;
-    const allowance = await uploadAllowance(em, uploader, ctx.deps.config.media, declared);
-    const media = await receiveFile(ctx, 'media', allowance, (file) =>
-      uploadMedia(em, ctx.deps.media, uploader, file, mediaMaxBytes, ctx.deps.config.media),
-    );
+    const media = await receiveUpload(ctx, mediaMaxBytes, async () => {
+      const { caller, user } = await targetUser(ctx);
+      return { account: caller.account, user, deviceId: null };
+    });
     respond(ctx, { data: { media: media.id } }, 201);
   });
 

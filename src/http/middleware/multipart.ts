@@ -6,7 +6,9 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { koaBody } from 'koa-body';
-import type { UploadAllowance, UploadedFile } from '../../conversations/media.ts';
+import { uploadAllowance, uploadMedia, type UploadAllowance, type UploadedFile, type Uploader } from '../../conversations/media.ts';
+import type { Media } from '../../db/entities/index.ts';
+import type { MediaKind } from '../../media/types.ts';
 import { AppError } from '../../errors.ts';
 import { checkStorable } from '../../validation.ts';
 import { refuseDeclaredLength } from './body.ts';
@@ -93,4 +95,22 @@ export async function receiveFile<T>(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * An upload into a conversation, the one path of every API that takes files: the declared
+ * length before anything (declaredUpload), then who uploads (`uploader`, which may refuse:
+ * an unknown user), the quotas before a byte of the body is read, then the body streamed under
+ * the cap left and kept by uploadMedia (type, size, the conversation's lock).
+ */
+export async function receiveUpload(
+  ctx: AppContext,
+  maxBytes: Readonly<Record<MediaKind, number>>,
+  uploader: () => Promise<Uploader>,
+): Promise<Media> {
+  const declared = declaredUpload(ctx, Math.max(...Object.values(maxBytes)));
+  const who = await uploader();
+  const em = ctx.deps.db.orm.em;
+  const allowance = await uploadAllowance(em, who, ctx.deps.config.media, declared);
+  return receiveFile(ctx, 'media', allowance, (file) => uploadMedia(em, ctx.deps.media, who, file, maxBytes, ctx.deps.config.media));
 }
