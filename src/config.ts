@@ -6,6 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_HASH_COST } from './security/passwords.ts';
 import { isAddressOrCidr } from './addresses.ts';
+import { isPermission, type Permission } from './tenancy/permissions.ts';
 
 const booleanLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
@@ -29,6 +30,59 @@ const addressList = z
     ),
   ])
   .pipe(z.array(z.string().refine(isAddressOrCidr, 'must be an IP address or a CIDR block (10.0.0.0/8)')));
+
+/** A list as JSON or as a comma- or space-separated string (environment variables). */
+const stringList = z.union([
+  z.array(z.string()),
+  z.string().transform((s) =>
+    s
+      .split(/[\s,]+/)
+      .map((part) => part.trim())
+      .filter(Boolean),
+  ),
+]);
+
+/** `permission@accountId` or `permission@*` (every account), as the operators page writes grants. */
+const grantText = z
+  .string()
+  .regex(/^[^@\s]+@(\*|[1-9]\d*)$/, 'must look like conversations:read@3 or *@* (a permission, @, an account id or *)')
+  .refine((g) => isPermission(g.split('@')[0] ?? ''), 'names no permission (docs/operations.md lists them)')
+  .transform((g) => {
+    const [permission = '', account = '*'] = g.split('@');
+    return { permission: permission as Permission | '*', accountId: account === '*' ? null : Number(account) };
+  });
+
+/** false (or "off"): nobody is created; a list (maybe empty): new operators get these grants. */
+const createOperators = z.union([
+  z.literal(false),
+  z.enum(['off', 'false']).transform((): false => false),
+  stringList.pipe(z.array(grantText)),
+]);
+
+const oidc = z.object({
+  /** The provider's issuer URL; its /.well-known/openid-configuration is read at the first sign-in. */
+  issuer: z
+    .string()
+    .url()
+    .refine(
+      (u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(:\d+)?(\/|$)/.test(u),
+      'must be an https:// URL (http:// only for a provider on this machine)',
+    ),
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(16, 'must be at least 16 characters'),
+  scopes: stringList
+    .pipe(
+      z
+        .array(z.string().min(1))
+        .refine((s) => s.includes('openid') && s.includes('email'), 'must include openid and email (operators are matched by email)'),
+    )
+    .default(['openid', 'email']),
+  /** The button reads "Sign in with <name>". */
+  name: z.string().min(1).max(60).default('single sign-on'),
+  createOperators: createOperators.default(false),
+});
+
+export type OidcConfig = z.infer<typeof oidc>;
 
 const postgresUrl = z
   .string()
@@ -230,6 +284,18 @@ const schema = z
         open: booleanLike.default(false),
       })
       .default({ open: false }),
+    /** Single sign-on (docs/security.md): an OpenID provider beside, or instead of, passwords. */
+    sso: z
+      .object({
+        oidc: oidc.optional(),
+        /** false: POST /adminApi/login answers 403 password_sign_in_disabled; the sign-in page shows only the SSO button. */
+        passwordSignIn: booleanLike,
+      })
+      // Without a provider, turning passwords off would leave nobody a way in.
+      .refine((sso) => sso.passwordSignIn || sso.oidc !== undefined, {
+        message: 'can be false only with sso.oidc configured (nobody could sign in)',
+        path: ['passwordSignIn'],
+      }),
   })
   .superRefine((config, ctx) => {
     // A lower cost is for the tests' speed; in production it would make stolen hashes cheap to crack.
@@ -246,6 +312,15 @@ const schema = z
         code: 'custom',
         path: ['security', 'passwordHashCost'],
         message: `must be at least ${DEFAULT_HASH_COST} in production`,
+      });
+    }
+    // The redirect URI the provider is told of, and where the callback sends the browser back, are
+    // made from it; the address of the request would be whatever Host header the caller sent.
+    if (config.sso.oidc && config.publicUrl === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['publicUrl'],
+        message: 'is required with sso.oidc (the redirect URI is <publicUrl>/adminApi/sso/callback)',
       });
     }
   });
@@ -286,6 +361,13 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_DEMO_PAGE', ['demoPage', 'enabled']],
   ['PALAVER_DEMO_PAGE_ACCOUNT', ['demoPage', 'account']],
   ['PALAVER_METRICS_TOKEN', ['metrics', 'token']],
+  ['PALAVER_SSO_ISSUER', ['sso', 'oidc', 'issuer']],
+  ['PALAVER_SSO_CLIENT_ID', ['sso', 'oidc', 'clientId']],
+  ['PALAVER_SSO_CLIENT_SECRET', ['sso', 'oidc', 'clientSecret']],
+  ['PALAVER_SSO_SCOPES', ['sso', 'oidc', 'scopes']],
+  ['PALAVER_SSO_NAME', ['sso', 'oidc', 'name']],
+  ['PALAVER_SSO_CREATE_OPERATORS', ['sso', 'oidc', 'createOperators']],
+  ['PALAVER_PASSWORD_SIGN_IN', ['sso', 'passwordSignIn']],
   ['PALAVER_MEDIA_STORAGE_QUOTA_BYTES', ['media', 'storageQuotaBytes']],
   ['PALAVER_MEDIA_QUOTA_WINDOW_SECONDS', ['media', 'quotaWindowSeconds']],
   ['PALAVER_MEDIA_CONVERSATION_QUOTA_BYTES', ['media', 'conversationQuotaBytes']],

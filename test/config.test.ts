@@ -115,6 +115,103 @@ describe('configuration', () => {
     expect(err.message).to.contain('default.json');
   });
 
+  describe('single sign-on (sso)', () => {
+    const oidcEnv = {
+      NODE_ENV: 'production',
+      PALAVER_SSO_ISSUER: 'https://id.example.com/realms/staff',
+      PALAVER_SSO_CLIENT_ID: 'palaver',
+      PALAVER_SSO_CLIENT_SECRET: 'a secret of sixteen or more',
+      PALAVER_PUBLIC_URL: 'https://chat.example.com/',
+    };
+
+    it('is off by default, with password sign-in on', () => {
+      const config = loadConfig({ env: { NODE_ENV: 'production' } });
+      expect(config.sso).to.deep.equal({ passwordSignIn: true });
+    });
+
+    it('reads the provider from variables, with defaults for the rest', () => {
+      const config = loadConfig({ env: oidcEnv });
+      expect(config.publicUrl).to.equal('https://chat.example.com');
+      expect(config.sso.oidc).to.deep.equal({
+        issuer: 'https://id.example.com/realms/staff',
+        clientId: 'palaver',
+        clientSecret: 'a secret of sixteen or more',
+        scopes: ['openid', 'email'],
+        name: 'single sign-on',
+        createOperators: false,
+      });
+    });
+
+    it('reads scopes, the name, the grants of created operators and password sign-in off', () => {
+      const config = loadConfig({
+        env: {
+          ...oidcEnv,
+          PALAVER_SSO_SCOPES: 'openid email profile',
+          PALAVER_SSO_NAME: 'Acme ID',
+          PALAVER_SSO_CREATE_OPERATORS: 'conversations:read@3, accounts:read@*',
+          PALAVER_PASSWORD_SIGN_IN: 'false',
+        },
+      });
+      expect(config.sso.passwordSignIn).to.equal(false);
+      expect(config.sso.oidc?.scopes).to.deep.equal(['openid', 'email', 'profile']);
+      expect(config.sso.oidc?.name).to.equal('Acme ID');
+      expect(config.sso.oidc?.createOperators).to.deep.equal([
+        { permission: 'conversations:read', accountId: 3 },
+        { permission: 'accounts:read', accountId: null },
+      ]);
+      expect(loadConfig({ env: { ...oidcEnv, PALAVER_SSO_CREATE_OPERATORS: 'off' } }).sso.oidc?.createOperators).to.equal(false);
+      expect(
+        loadConfig({
+          overrides: {
+            publicUrl: 'https://chat.example.com',
+            sso: { oidc: { ...loadConfig({ env: oidcEnv }).sso.oidc, createOperators: [] } },
+          },
+        }).sso.oidc?.createOperators,
+      ).to.deep.equal([]);
+    });
+
+    it('names every wrong SSO setting by its variable', () => {
+      const err = configError(() =>
+        loadConfig({
+          env: {
+            NODE_ENV: 'production',
+            PALAVER_SSO_ISSUER: 'http://id.example.com',
+            PALAVER_SSO_CLIENT_SECRET: 'short',
+            PALAVER_PUBLIC_URL: 'chat.example.com',
+            PALAVER_SSO_SCOPES: 'openid profile',
+            PALAVER_SSO_CREATE_OPERATORS: 'conversations:read@3,reading@*,accounts:read',
+          },
+        }),
+      );
+      const text = err.problems.join('\n');
+      expect(text).to.include('PALAVER_SSO_ISSUER (sso.oidc.issuer): must be an https:// URL');
+      expect(text).to.include('PALAVER_SSO_CLIENT_ID (sso.oidc.clientId)');
+      expect(text).to.include('PALAVER_SSO_CLIENT_SECRET (sso.oidc.clientSecret): must be at least 16 characters');
+      expect(text).to.include('PALAVER_PUBLIC_URL (publicUrl)');
+      expect(text).to.include('PALAVER_SSO_SCOPES (sso.oidc.scopes): must include openid and email');
+      expect(text).to.include('sso.oidc.createOperators.1: names no permission');
+      expect(text).to.include('sso.oidc.createOperators.2: must look like conversations:read@3');
+    });
+
+    it('refuses password sign-in off without a provider: nobody could sign in', () => {
+      const err = configError(() => loadConfig({ env: { NODE_ENV: 'production', PALAVER_PASSWORD_SIGN_IN: 'false' } }));
+      expect(err.problems).to.deep.equal([
+        'PALAVER_PASSWORD_SIGN_IN (sso.passwordSignIn): can be false only with sso.oidc configured (nobody could sign in)',
+      ]);
+    });
+
+    it('needs the top-level publicUrl (PALAVER_PUBLIC_URL) with a provider: the redirect URI is made from it', () => {
+      const err = configError(() => loadConfig({ env: { ...oidcEnv, PALAVER_PUBLIC_URL: undefined } }));
+      expect(err.problems).to.deep.equal([
+        'PALAVER_PUBLIC_URL (publicUrl): is required with sso.oidc (the redirect URI is <publicUrl>/adminApi/sso/callback)',
+      ]);
+      // The setting of the SSO branch before the merge is gone: one address for reset links and SSO.
+      expect(loadConfig({ env: { ...oidcEnv, PALAVER_SSO_PUBLIC_URL: 'https://other.example.com' } }).publicUrl).to.equal(
+        'https://chat.example.com',
+      );
+    });
+  });
+
   it('docker-compose.yml: its nodes’ settings are valid in production, and its comments say where to sign in and how a bot on its network is reached', () => {
     const root = path.resolve(import.meta.dirname, '..');
     const compose = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');

@@ -55,17 +55,19 @@ function describe(operation: Operation): Json {
           required: true,
         }
       : undefined;
-  const isLogin = operation.path === '/adminApi/login';
   return {
     summary: operation.summary,
     tags: [operation.api],
     parameters: parameters(operation),
     ...(body ? { requestBody: body } : {}),
-    security: isLogin ? [] : SECURITY[operation.api],
+    security: operation.public ? [] : SECURITY[operation.api],
     responses: {
-      [status]: operation.produces
-        ? { description: 'Success', content: { [operation.produces]: { schema: { type: 'string' } } } }
-        : { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
+      [status]:
+        operation.status === 302
+          ? { description: 'A redirect (Location)' }
+          : operation.produces
+            ? { description: 'Success', content: { [operation.produces]: { schema: { type: 'string' } } } }
+            : { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
       default: {
         description: 'An error, in the same envelope',
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } },

@@ -26,6 +26,8 @@ export interface Operation {
   status?: number;
   /** Served under the API's version prefixes only, not at the root. */
   versionedOnly?: boolean;
+  /** An Admin route anyone may call (signing in): no operator token. */
+  public?: boolean;
   /** The success answer's media type, when it is not the JSON envelope (scripts, pages). */
   produces?: string;
 }
@@ -101,8 +103,10 @@ export const operations: Operation[] = [
     method: 'post',
     path: '/adminApi/login',
     api: 'admin',
-    summary: 'Operator login: a bearer token, or with two-factor sign-in a challenge for POST /adminApi/login/two-factor',
+    summary:
+      'Operator login: a bearer token, or with two-factor sign-in a challenge for POST /adminApi/login/two-factor (403 password_sign_in_disabled when sso.passwordSignIn is false)',
     body: admin.loginBody,
+    public: true,
   },
   {
     method: 'post',
@@ -110,6 +114,7 @@ export const operations: Operation[] = [
     api: 'admin',
     summary: 'Second step of a sign-in: the challenge and a TOTP or recovery code give a bearer token (401 invalid_code)',
     body: admin.twoFactorLoginBody,
+    public: true,
   },
   {
     method: 'post',
@@ -117,6 +122,39 @@ export const operations: Operation[] = [
     api: 'admin',
     summary: "Set a password with a reset link's token (single use); every session of the operator ends (400 invalid_reset_token)",
     body: admin.passwordResetBody,
+    public: true,
+  },
+  {
+    method: 'get',
+    path: '/adminApi/login',
+    api: 'admin',
+    summary: 'How operators may sign in: {password, sso: {name, startUrl} | null}',
+    public: true,
+  },
+  {
+    method: 'get',
+    path: '/adminApi/sso/start',
+    api: 'admin',
+    summary: 'Single sign-on: 302 to the OpenID provider (state, nonce and PKCE verifier in a sealed cookie)',
+    status: 302,
+    public: true,
+  },
+  {
+    method: 'get',
+    path: '/adminApi/sso/callback',
+    api: 'admin',
+    summary: "The provider's redirect: 302 to /dashboard#sso-code=… (or #sso-error=<code>)",
+    query: admin.ssoCallbackQuery,
+    status: 302,
+    public: true,
+  },
+  {
+    method: 'post',
+    path: '/adminApi/sso/exchange',
+    api: 'admin',
+    summary: "A finished single sign-on's one-time code (valid a minute) for a bearer token",
+    body: admin.ssoExchangeBody,
+    public: true,
   },
   { method: 'get', path: '/adminApi/session', api: 'admin', summary: 'The signed-in operator, their grants and two-factor state' },
   { method: 'delete', path: '/adminApi/session', api: 'admin', summary: 'Sign out: the token is refused from now on' },

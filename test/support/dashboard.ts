@@ -12,6 +12,8 @@ export const DASHBOARD_SHOTS = process.env.DASHBOARD_SHOTS || '/tmp/dashboard-sh
 
 export async function openDashboard(page: Page, hash = ''): Promise<void> {
   await page.goto(`${sharedServer().url}/dashboard${hash}`);
+  // The sign-in page asks the server how operators sign in before it shows anything.
+  await page.locator('#app > *').first().waitFor();
 }
 
 export async function signIn(page: Page, email = TEST_ADMIN.email, password = TEST_ADMIN.password): Promise<void> {

@@ -2,7 +2,7 @@ import { login, normalizeEmail } from '../../tenancy/operators.ts';
 import { forgetDemoLogin } from '../../setup/bootstrap.ts';
 import { consumeEachOrRefuse } from '../../limits.ts';
 import { respond } from '../../http/respond.ts';
-import { unauthorized } from '../../errors.ts';
+import { forbidden, unauthorized } from '../../errors.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { loginBody } from './schema.ts';
@@ -11,6 +11,8 @@ import { loginOptions } from './sign-in.ts';
 
 export function loginRoutes(router: AppRouter): void {
   router.post('/login', async (ctx) => {
+    // Single sign-on only (sso.passwordSignIn false): a password, right or wrong, opens nothing.
+    if (!ctx.deps.config.sso.passwordSignIn) throw forbidden('password_sign_in_disabled');
     const body = parseBody(ctx, loginBody);
     const email = normalizeEmail(body.email);
     // Failed sign-ins are counted three ways (docs/security.md): per email and address (a

@@ -27,12 +27,27 @@ export interface Rule {
 const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, permissions });
 
 /**
+ * Routes under /adminApi anyone may call: signing in (password, the two-factor step, single sign-on)
+ * and a reset link's new password. They take no token and are not in ADMIN_POLICY; this is the one
+ * list of them (routers.ts mounts them before requireOperator(), the permission test walks it).
+ */
+export const PUBLIC_ADMIN_ROUTES = [
+  'POST /login',
+  'GET /login',
+  'POST /login/two-factor',
+  'POST /password-reset',
+  'GET /sso/start',
+  'GET /sso/callback',
+  'POST /sso/exchange',
+] as const;
+
+/**
  * What creates a credential that reads conversations, or changes where their content is sent,
  * is as much as reading them: it also needs `conversations:read` on the account.
  */
 const SENDS_CONTENT: Permission = 'conversations:read';
 
-/** `METHOD path` under /adminApi → its rule. POST /login, /login/two-factor and /password-reset are open and not listed. */
+/** `METHOD path` under /adminApi → its rule. The public routes above (PUBLIC_ADMIN_ROUTES) are not listed. */
 export const ADMIN_POLICY = {
   'GET /session': rule('session'),
   'DELETE /session': rule('session'),

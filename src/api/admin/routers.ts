@@ -1,4 +1,4 @@
-// Admin API (DESIGN.md section 4): login is open, everything else needs an operator token.
+// Admin API (DESIGN.md section 4): login and single sign-on (PUBLIC_ADMIN_ROUTES) are open, everything else needs an operator token.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import { accountRoutes } from './accounts.ts';
@@ -12,6 +12,7 @@ import { inboxRoutes } from './inbox.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
+import { ssoRoutes } from './sso.ts';
 import { sessionRoutes } from './session.ts';
 import { meRoutes } from './me.ts';
 import { signInRoutes } from './sign-in.ts';
@@ -20,6 +21,7 @@ import { testEventRoutes } from './test-event.ts';
 export function adminRouter(): AppRouter {
   const router: AppRouter = new Router<AppState, AppContextExtras>({ prefix: '/adminApi' });
   loginRoutes(router);
+  ssoRoutes(router);
   signInRoutes(router);
   router.use(requireOperator());
   sessionRoutes(router);

@@ -228,6 +228,16 @@ export const oauthWebhookSettingsBody = z
 /** PUT /accounts/{accountId}/push-settings/{kind} as OpenAPI describes it: the body of the kind in the path. */
 export const pushSettingsBody = z.union([fcmSettingsBody, webhookSettingsBody, oauthWebhookSettingsBody]);
 
+/** The one-time code a finished single sign-on left in the dashboard's address. */
+export const ssoExchangeBody = z.object({
+  code: z.string().min(1).max(200),
+});
+
+/** What the provider sends back to the callback; the library reads and checks the rest. */
+export const ssoCallbackQuery = z.looseObject({
+  state: z.string().max(1000).optional(),
+});
+
 /** An https address of an image (an operator's avatar, shown to customers). */
 const httpsUrl = z
   .string()

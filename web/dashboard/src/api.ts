@@ -47,6 +47,8 @@ const WORDS: Record<string, string> = {
   too_many_requests: 'Too many attempts. Wait a little and try again.',
   no_webhook_url: 'This Service has no webhook URL.',
   delivery_not_dead: 'This delivery is not dead any more.',
+  password_sign_in_disabled: 'Sign-in with a password is turned off here: use single sign-on.',
+  sso_code_invalid: 'That single sign-on has already been used or is too old. Sign in again.',
   invalid_code: 'That code is not right (or was used already). Try the next code of your authenticator app.',
   invalid_challenge: 'This sign-in took too long. Start again with your email and password.',
   invalid_reset_token: 'This reset link has expired or was used already. Ask for a new one.',
@@ -57,8 +59,26 @@ const WORDS: Record<string, string> = {
   session_not_found: 'That session has ended already.',
 };
 
+/** Why a single sign-on came back refused (the server's #sso-error=<code>). */
+const SSO_WORDS: Record<string, string> = {
+  email_not_verified: 'Your identity provider has not verified your email address, so it cannot sign you in here.',
+  operator_not_found: 'No operator has the email address your identity provider gave. Ask an operator who manages operators to add you.',
+  operator_disabled: 'This operator is disabled. Ask an operator who manages operators to enable you.',
+  sso_refused: 'The identity provider did not sign you in (declined or cancelled). Try again.',
+  sso_failed: 'The sign-in with the identity provider could not be completed. Try again; if it keeps failing, tell your administrator.',
+  sso_unavailable: 'The identity provider cannot be reached. Try again later.',
+  sso_attempt_expired: 'That sign-in took too long or was started in another browser. Try again.',
+  sso_state_mismatch: 'That sign-in answer did not belong to this browser, so it was refused. Try again.',
+  sso_grants_invalid:
+    'Your operator could not be created: the single sign-on settings name an account that does not exist. Tell your administrator.',
+};
+
+export function ssoErrorText(code: string): string {
+  return SSO_WORDS[code] ?? 'The single sign-on did not work. Try again.';
+}
+
 /** Calls that need no session: their 401 is an answer to show, not a sign-out. */
-const OPEN_PATHS = new Set(['/login', '/login/two-factor', '/password-reset']);
+const OPEN_PATHS = new Set(['/login', '/login/two-factor', '/password-reset', '/sso/exchange']);
 
 /** "45 seconds", "15 minutes": how long a Retry-After asks to wait, rounded up. */
 export function waitFor(seconds: number): string {

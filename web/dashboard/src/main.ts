@@ -1,6 +1,6 @@
 // The operator dashboard: sign-in, then pages chosen by the address's hash (#/accounts/3…), so
 // the server serves one HTML shell and every page is a bookmarkable address.
-import { api, whenSignedOut } from './api.ts';
+import { api, ssoErrorText, whenSignedOut } from './api.ts';
 import { h, show } from './dom.ts';
 import { connectLive, disconnectLive } from './live.ts';
 import { session } from './session.ts';
@@ -11,7 +11,7 @@ import { conversationsPage } from './pages/conversations.ts';
 import { inboxPage } from './pages/inbox.ts';
 import { operatorsPage } from './pages/operators.ts';
 import { servicePage } from './pages/service.ts';
-import { resetPasswordPage, signInPage } from './pages/sign-in.ts';
+import { finishSingleSignOn, resetPasswordPage, secondStep, signInPage } from './pages/sign-in.ts';
 import { mePage } from './pages/me.ts';
 import { can } from './permissions.ts';
 import { errorText } from './ui.ts';
@@ -141,16 +141,26 @@ async function route(): Promise<void> {
   }
 }
 
-function signIn(notice?: string): void {
-  signInPage(
-    root,
-    async (token) => {
-      session.set(token);
-      if (RESET.test(location.hash)) location.hash = '';
-      await start();
-    },
-    notice,
-  );
+/**
+ * What a single sign-on left in the address (#sso-code=… or #sso-error=…), taken out of it at
+ * once so that neither stays in the address bar or the history entry.
+ */
+function ssoReturn(): { code: string | null; error: string | null } {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const code = fragment.get('sso-code');
+  const error = fragment.get('sso-error');
+  if (code !== null || error !== null) history.replaceState(null, '', `${location.pathname}${location.search}`);
+  return { code, error };
+}
+
+async function signedInWith(token: string): Promise<void> {
+  session.set(token);
+  if (RESET.test(location.hash)) location.hash = '';
+  await start();
+}
+
+async function signIn(notice?: string, refusal: string | null = null): Promise<void> {
+  await signInPage(root, signedInWith, notice, refusal);
 }
 
 async function start(): Promise<void> {
@@ -163,14 +173,30 @@ async function start(): Promise<void> {
     me = null;
     resetPasswordPage(root, reset[1], () => {
       history.replaceState(null, '', location.pathname);
-      signIn('Password set. Sign in with it.');
+      void signIn('Password set. Sign in with it.');
     });
     return;
+  }
+  const sso = ssoReturn();
+  let refusal = sso.error === null ? null : ssoErrorText(sso.error);
+  if (sso.code) {
+    try {
+      const answer = await finishSingleSignOn(sso.code);
+      if (!('token' in answer)) {
+        // Two-factor sign-in on: the provider's sign-in stands for the password, not for the code.
+        session.clear();
+        secondStep(root, answer.challenge, signedInWith);
+        return;
+      }
+      session.set(answer.token);
+    } catch (err) {
+      refusal = errorText(err);
+    }
   }
   me = await signedIn();
   if (!me) {
     session.clear();
-    signIn();
+    await signIn(undefined, refusal);
     return;
   }
   connectLive(session.token ?? '');

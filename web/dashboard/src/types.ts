@@ -181,3 +181,9 @@ export interface Conversation {
   user: UserSummary;
   lastMessage: ChatMessage | null;
 }
+
+/** GET /adminApi/login: how this server lets operators sign in. */
+export interface SignInOptions {
+  password: boolean;
+  sso: { name: string; startUrl: string } | null;
+}
