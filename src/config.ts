@@ -10,6 +10,12 @@ import { isPermission, type Permission } from './tenancy/permissions.ts';
 
 const booleanLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
+/** A rate limit: so many points per window (limits.ts). */
+const rateLimit = z.object({
+  points: z.coerce.number().int().positive(),
+  durationSeconds: z.coerce.number().int().positive(),
+});
+
 const secondsList = z.union([
   z.array(z.number().nonnegative()),
   z
@@ -120,25 +126,13 @@ const schema = z
       password: z.string().min(8, 'must be at least 8 characters').optional(),
       sessionTtlSeconds: z.coerce.number().int().positive(),
       /** Failed logins per email and client address per window; a right password starts it over. */
-      loginRateLimit: z.object({
-        points: z.coerce.number().int().positive(),
-        durationSeconds: z.coerce.number().int().positive(),
-      }),
+      loginRateLimit: rateLimit,
       /** Failed logins per client address (any email) per window. */
-      loginAddressRateLimit: z.object({
-        points: z.coerce.number().int().positive(),
-        durationSeconds: z.coerce.number().int().positive(),
-      }),
+      loginAddressRateLimit: rateLimit,
       /** Failed logins per email from any address per window: keep the window short, it slows guessing from many addresses. */
-      loginEmailRateLimit: z.object({
-        points: z.coerce.number().int().positive(),
-        durationSeconds: z.coerce.number().int().positive(),
-      }),
+      loginEmailRateLimit: rateLimit,
       /** Two-factor codes (sign-in, enrolment, turning it off) per operator per window. */
-      twoFactorRateLimit: z.object({
-        points: z.coerce.number().int().positive(),
-        durationSeconds: z.coerce.number().int().positive(),
-      }),
+      twoFactorRateLimit: rateLimit,
       /** How long a password-reset link works. */
       passwordResetTtlSeconds: z.coerce.number().int().positive(),
       /** How long the second step of a sign-in (the two-factor code) may wait after the password. */
@@ -251,15 +245,9 @@ const schema = z
       /** How long browsers may keep a CORS preflight answer. */
       corsMaxAgeSeconds: z.coerce.number().int().nonnegative(),
       /** Writes per device (messages, uploads, events, registrations) per window. */
-      rateLimit: z.object({
-        points: z.coerce.number().int().positive(),
-        durationSeconds: z.coerce.number().int().positive(),
-      }),
+      rateLimit: rateLimit,
       /** The same writes per client address (every device and account behind it together) per window. */
-      addressRateLimit: z.object({
-        points: z.coerce.number().int().positive(),
-        durationSeconds: z.coerce.number().int().positive(),
-      }),
+      addressRateLimit: rateLimit,
       /** Open sockets per client address on one node; more are refused (too_many_connections). */
       maxSocketsPerAddress: z.coerce.number().int().positive(),
     }),

@@ -340,23 +340,13 @@ export class DeliveryWorker {
         this.deps.logger.warn({ serviceId: delivery.serviceId }, 'webhook answered 410 Gone: Service disabled');
         return;
       case 'failed':
-        await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
-        deliveries.inc({ outcome: 'dead' });
-        logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt: null });
-        return;
-      case 'retry': {
-        const delay = nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
-        if (delay === null) {
-          await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
-          deliveries.inc({ outcome: 'dead' });
-          logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt: null });
-        } else {
-          const nextAttemptAt = new Date(Date.now() + delay);
-          await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
-          deliveries.inc({ outcome: 'failed' });
-          logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt });
-        }
-      }
+      case 'retry':
+        await this.failAttempt(
+          delivery,
+          { status, error, retryAfterMs: outcome.kind === 'retry' ? outcome.retryAfterMs : undefined },
+          timing,
+          (result) => deliveries.inc({ outcome: result }),
+        );
     }
   }
 
@@ -393,23 +383,8 @@ export class DeliveryWorker {
         );
         return;
       case 'failed':
-        await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
-        count('dead');
-        logFailedAttempt(this.deps.logger, email, { status, error, nextAttemptAt: null });
-        return;
-      case 'retry': {
-        const delay = nextDelayMs(email.attempts, this.deps.options.retrySchedule, null);
-        if (delay === null) {
-          await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
-          count('dead');
-          logFailedAttempt(this.deps.logger, email, { status, error, nextAttemptAt: null });
-        } else {
-          const nextAttemptAt = new Date(Date.now() + delay);
-          await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
-          count('failed');
-          logFailedAttempt(this.deps.logger, email, { status, error, nextAttemptAt });
-        }
-      }
+      case 'retry':
+        await this.failAttempt(email, { status, error, retryAfterMs: outcome.kind === 'retry' ? null : undefined }, timing, count);
     }
   }
 
@@ -444,23 +419,40 @@ export class DeliveryWorker {
         return;
       case 'failed':
       case 'undeliverable':
-        await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
-        count('dead');
-        logFailedAttempt(this.deps.logger, push, { status, error, nextAttemptAt: null });
-        return;
-      case 'retry': {
-        const delay = nextDelayMs(push.attempts, this.deps.options.retrySchedule, outcome.retryAfterMs);
-        if (delay === null) {
-          await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
-          count('dead');
-          logFailedAttempt(this.deps.logger, push, { status, error, nextAttemptAt: null });
-        } else {
-          const nextAttemptAt = new Date(Date.now() + delay);
-          await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
-          count('failed');
-          logFailedAttempt(this.deps.logger, push, { status, error, nextAttemptAt });
-        }
-      }
+      case 'retry':
+        await this.failAttempt(
+          push,
+          { status, error, retryAfterMs: outcome.kind === 'retry' ? outcome.retryAfterMs : undefined },
+          timing,
+          count,
+        );
     }
+  }
+
+  /**
+   * The one outcome switch of a failed attempt, whatever was sent: dead when it may not be retried
+   * (`retryAfterMs` undefined) or the schedule is over, else retried after the schedule's wait (or
+   * the receiver's Retry-After); counted and logged the same way.
+   */
+  private async failAttempt(
+    delivery: ClaimedDelivery,
+    failure: { status: number | null; error: string | null; retryAfterMs: number | null | undefined },
+    timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
+    count: (result: 'failed' | 'dead') => void,
+  ): Promise<void> {
+    const { id } = delivery;
+    const { status, error } = failure;
+    const delay =
+      failure.retryAfterMs === undefined ? null : nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, failure.retryAfterMs);
+    if (delay === null) {
+      await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
+      count('dead');
+      logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt: null });
+      return;
+    }
+    const nextAttemptAt = new Date(Date.now() + delay);
+    await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
+    count('failed');
+    logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt });
   }
 }
