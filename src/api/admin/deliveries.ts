@@ -47,41 +47,25 @@ export function deliveryRoutes(router: AppRouter): void {
     respond(ctx, { data: presentDeliveryStats(await deliveryStats(ctx.deps.db.orm.em, service.id)) });
   });
 
-  // Pushes to the account's devices: the same log, rows with a deviceId instead of a serviceId.
-  router.get('/accounts/:accountId/push-deliveries', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId/push-deliveries', accountId);
-    const query = parseQuery(ctx, deliveriesQuery);
-    const rows = await listPushDeliveries(ctx.deps.db.orm.em, {
-      accountId,
-      state: query.state,
-      limit: query.limit,
-      beforeSeq: query.before,
+  // Pushes to the account's devices and answers by email to its users: the same log, rows with a
+  // deviceId or a userId instead of a serviceId.
+  const accountLogs = [
+    ['/accounts/:accountId/push-deliveries', listPushDeliveries],
+    ['/accounts/:accountId/email-deliveries', listEmailDeliveries],
+  ] as const;
+  for (const [path, list] of accountLogs) {
+    router.get(path, async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, `GET ${path}`, accountId);
+      const query = parseQuery(ctx, deliveriesQuery);
+      const rows = await list(ctx.deps.db.orm.em, { accountId, state: query.state, limit: query.limit, beforeSeq: query.before });
+      const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
+      respond(ctx, {
+        data: rows.map(presentDelivery),
+        extra: { paging: { before: last ? Number(last.seq) : null } },
+      });
     });
-    const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
-    respond(ctx, {
-      data: rows.map(presentDelivery),
-      extra: { paging: { before: last ? Number(last.seq) : null } },
-    });
-  });
-
-  // Answers by email to the account's users: the same log, rows with a userId.
-  router.get('/accounts/:accountId/email-deliveries', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId/email-deliveries', accountId);
-    const query = parseQuery(ctx, deliveriesQuery);
-    const rows = await listEmailDeliveries(ctx.deps.db.orm.em, {
-      accountId,
-      state: query.state,
-      limit: query.limit,
-      beforeSeq: query.before,
-    });
-    const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
-    respond(ctx, {
-      data: rows.map(presentDelivery),
-      extra: { paging: { before: last ? Number(last.seq) : null } },
-    });
-  });
+  }
 
   router.get('/deliveries/:deliveryId/attempts', async (ctx) => {
     const { deliveryId } = parseParams(ctx, deliveryIdParams);
