@@ -217,6 +217,14 @@ describe('Team inbox (two operators, a customer, a bot)', function () {
       await openDashboard(page, `#/accounts/${account.id}/inbox`);
       await signIn(page);
       await page.getByText('No conversations here.').waitFor();
+      // The empty view points at the bots' conversations, where this one is until it is handed over.
+      await page.getByRole('button', { name: "Show the bots' conversations" }).click();
+      await page
+        .getByRole('list', { name: 'Inbox conversations' })
+        .getByRole('link', { name: /Anonymous user/ })
+        .waitFor();
+      await page.getByRole('button', { name: 'Unassigned', exact: true }).click();
+      await page.getByText('No conversations here.').waitFor();
       const handed = await api().put(`/serviceApi/v2.3/users/${userId}/owner`, {
         token: bot.apiKey,
         json: { serviceIdentification: shown.body.data.inbox.identification },

@@ -163,6 +163,33 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
         ),
       ),
     );
+  // An empty view says where the rest are: a newcomer's first conversations are often a bot's.
+  const emptyList = () =>
+    h(
+      'li',
+      { class: 'empty' },
+      'No conversations here.',
+      chosen.view === 'bots' || chosen.q
+        ? null
+        : h(
+            'p',
+            { class: 'hint' },
+            'Conversations a bot answers are under Bots: take one over to answer it here. ',
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                onclick: () => {
+                  chosen = { ...chosen, view: 'bots' };
+                  drawTabs();
+                  void refreshList();
+                },
+              },
+              "Show the bots' conversations",
+            ),
+          ),
+    );
   const refreshList = coalesced(
     async () => {
       const query = `view=${chosen.view}${chosen.q ? `&q=${encodeURIComponent(chosen.q)}` : ''}`;
@@ -174,7 +201,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
       show(
         list,
         ...(rows.length === 0
-          ? [h('li', { class: 'empty' }, 'No conversations here.')]
+          ? [emptyList()]
           : rows.map((row) =>
               h(
                 'li',
