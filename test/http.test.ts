@@ -70,9 +70,9 @@ describe('HTTP basics', () => {
     expect(answer.headers.get('allow')).to.contain('GET');
     expect(answer.body.notifications[0]?.message).to.equal('method_not_allowed');
 
-    const login = await api().get('/adminApi/login');
-    expect(login.status).to.equal(405);
-    expect(login.headers.get('allow')).to.equal('POST');
+    const secondStep = await api().get('/adminApi/login/two-factor');
+    expect(secondStep.status).to.equal(405);
+    expect(secondStep.headers.get('allow')).to.equal('POST');
   });
 
   it('answers malformed JSON with 400 invalid_json', async () => {
