@@ -15,6 +15,9 @@ import { startWidgetHost } from '../support/widget-host.ts';
 
 const api = () => client(sharedServer().url);
 
+/** A minimal PDF: its type is decided by its first bytes. */
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
+
 /**
  * An operator of the account with a display name and an avatar (set through the API, or in the
  * inbox page's form), signed in on a page of its own context.
@@ -198,6 +201,34 @@ describe('Team inbox (two operators, a customer, a bot)', function () {
       await site.close();
       await otherContext.close();
     }
+  });
+
+  it('an operator attaches a file to an answer from the composer; the customer gets it as a message with media', async () => {
+    const { context } = browser();
+    const account = await createAccount();
+    const token = await adminToken();
+    const shown = await api().get<{ inbox: { identification: string; id: number } }>(`/adminApi/accounts/${account.id}`, { token });
+    const chosen = await api().put(`/adminApi/accounts/${account.id}/default-service`, {
+      token,
+      json: { serviceIdentification: shown.body.data.inbox.identification },
+    });
+    expect(chosen.status, chosen.text).to.equal(200);
+    const widget = new Widget({ ...account, defaultServiceId: shown.body.data.inbox.id });
+    const userId = (await widget.register()).body.data.userId;
+    expect((await widget.send('Can you send me the invoice?')).status).to.equal(200);
+    const a = await operator(context, account.id, 'Ada Lovelace');
+    await a.page.goto(`${sharedServer().url}/dashboard#/accounts/${account.id}/inbox/${userId}`);
+    await a.page.getByRole('list', { name: 'Timeline' }).getByText('Can you send me the invoice?').waitFor();
+    await a.page.getByLabel('Attach a file').setInputFiles({ name: 'invoice.pdf', mimeType: 'application/pdf', buffer: PDF });
+    await a.page.getByLabel('Reply').fill('Here it is.');
+    await a.page.getByRole('button', { name: 'Send', exact: true }).click();
+    await a.page.getByRole('list', { name: 'Timeline' }).getByText('Here it is.').waitFor();
+    expect(await a.page.getByLabel('Attach a file').inputValue(), 'the picker is emptied once sent').to.equal('');
+
+    const answer = (await widget.messages()).body.data.find((m) => m.typeId === 2);
+    expect(answer?.message).to.equal('Here it is.');
+    expect(answer?.media?.['mimeType']).to.equal('application/pdf');
+    expect(answer?.media?.['filename']).to.match(/\.pdf$/);
   });
 
   it('a bot hands a conversation over (PUT /serviceApi/v2.3/users/{id}/owner) → Unassigned; A hands it back → the bot gets the next message', async () => {

@@ -105,7 +105,7 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
+function send(method: string, path: string, headers: Record<string, string>, body?: string | FormData): Promise<Response> {
   const token = session.token;
   if (token) headers.authorization = `Bearer ${token}`;
   return fetch(`/adminApi${path}`, { method, headers, body, credentials: 'omit' });
@@ -127,7 +127,10 @@ function refusal(response: Response, path: string, envelope: Envelope<unknown> |
 export async function call<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await send(method, path, headers, body === undefined ? undefined : JSON.stringify(body));
+  return answered<T>(await send(method, path, headers, body === undefined ? undefined : JSON.stringify(body)), path);
+}
+
+async function answered<T>(response: Response, path: string): Promise<Envelope<T>> {
   const envelope = (await response.json().catch(() => null)) as Envelope<T> | null;
   if (!response.ok || !envelope) throw refusal(response, path, envelope);
   return envelope;
@@ -156,7 +159,15 @@ function dispositionName(header: string | null): string | null {
   return /filename="([^"]*)"/i.exec(header ?? '')?.[1] ?? null;
 }
 
+/** A file sent as multipart/form-data (field `media`), as the upload routes take it. */
+async function upload<T>(path: string, file: File): Promise<Envelope<T>> {
+  const form = new FormData();
+  form.append('media', file, file.name);
+  return answered<T>(await send('POST', path, { accept: 'application/json' }, form), path);
+}
+
 export const api = {
+  upload,
   get: <T>(path: string) => call<T>('GET', path),
   post: <T>(path: string, body?: unknown) => call<T>('POST', path, body ?? {}),
   put: <T>(path: string, body?: unknown) => call<T>('PUT', path, body ?? {}),

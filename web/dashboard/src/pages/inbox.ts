@@ -260,6 +260,8 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
   const text = h('textarea', { name: 'reply', rows: 3 });
   const noteMode = h('input', { type: 'checkbox', name: 'note' });
   const send = h('button', { type: 'submit' }, 'Send');
+  // A file goes with the answer (uploaded first, then named by the message), never with a note.
+  const attachment = h('input', { type: 'file', name: 'attachment' });
   const suggestions = h('ul', { class: 'plain suggestions', 'aria-label': 'Canned replies' });
   const composerStatus = statusLine();
   const composer = h(
@@ -267,6 +269,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
     { class: 'composer' },
     field('Reply', text, 'Enter sends, Shift+Enter starts a new line, / offers canned replies.'),
     suggestions,
+    field('Attach a file', attachment, 'Sent with the answer: pictures, PDF and other documents, audio, video.'),
     h('div', { class: 'row' }, h('label', { class: 'check' }, noteMode, 'Private note (only operators see it)'), send),
     composerStatus,
   );
@@ -314,10 +317,18 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
   composer.addEventListener('submit', (event) => {
     event.preventDefault();
     const body = text.value.trim();
-    if (userId === undefined || body === '') return;
+    const file = noteMode.checked ? undefined : attachment.files?.[0];
+    if (userId === undefined || (body === '' && !file)) return;
     void busy(send, composerStatus, async () => {
       if (noteMode.checked) await api.post(`/accounts/${accountId}/users/${userId}/notes`, { text: body });
-      else await api.post(`/accounts/${accountId}/users/${userId}/messages`, { message: body });
+      else {
+        const media = file ? (await api.upload<{ media: string }>(`/accounts/${accountId}/users/${userId}/media`, file)).data.media : null;
+        await api.post(`/accounts/${accountId}/users/${userId}/messages`, {
+          ...(body === '' ? {} : { message: body }),
+          ...(media ? { media: { id: media } } : {}),
+        });
+        attachment.value = '';
+      }
       text.value = '';
       typingSent = 0;
       show(suggestions);
