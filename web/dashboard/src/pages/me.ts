@@ -189,7 +189,8 @@ function describeAgent(agent: string | null): string {
   return agent.length > 80 ? `${agent.slice(0, 80)}…` : agent;
 }
 
-async function drawSessions(ctx: PageContext, section: HTMLElement): Promise<void> {
+/** The operator's sessions; `notice` is what the last change said, kept across the redraw it causes. */
+async function drawSessions(ctx: PageContext, section: HTMLElement, notice?: string): Promise<void> {
   const sessions = (await api.get<OperatorSession[]>('/me/sessions')).data;
   const status = statusLine();
   const rows = sessions.map((s) => {
@@ -209,8 +210,7 @@ async function drawSessions(ctx: PageContext, section: HTMLElement): Promise<voi
           await ctx.refresh();
           return;
         }
-        say(status, 'Session ended.');
-        await drawSessions(ctx, section);
+        await drawSessions(ctx, section, 'Session ended.');
       });
     });
     return h(
@@ -252,4 +252,5 @@ async function drawSessions(ctx: PageContext, section: HTMLElement): Promise<voi
     ),
     status,
   );
+  if (notice) say(status, notice);
 }
