@@ -1,11 +1,14 @@
 // The layout docs/architecture.md draws, held by reading the sources' imports: no import
-// cycles; transport-neutral code never reaches into a transport; sockets hear of changes only
-// through the notice module.
+// cycles, in the server or in the browser code; transport-neutral code never reaches into a
+// transport; sockets hear of changes only through the notice module; what the server and the
+// browser bundles share (src/shared/) imports nothing, and is all the browser code takes from src/.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 
-const SRC = path.resolve(import.meta.dirname, '..', 'src');
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SRC = path.join(ROOT, 'src');
+const WEB = path.join(ROOT, 'web');
 
 function sources(dir = SRC): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -15,17 +18,23 @@ function sources(dir = SRC): string[] {
   });
 }
 
-const relative = (file: string) => path.relative(SRC, file).split(path.sep).join('/');
+const relativeTo = (base: string, file: string) => path.relative(base, file).split(path.sep).join('/');
+const relative = (file: string) => relativeTo(SRC, file);
 
-/** Every relative import of every source file, type-only ones included (they tie modules too). */
-function importGraph(): Map<string, string[]> {
+/** Every import of a file, type-only ones included (they tie modules too), as written. */
+function specifiers(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'([^']+)'/g)].map((m) => m[1]!);
+}
+
+/** Every relative import of every file under `dir`, named relative to `base`. */
+function importGraph(dir = SRC, base = SRC): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const file of sources()) {
-    const text = readFileSync(file, 'utf8');
-    const targets = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'/g)].map((m) =>
-      relative(path.resolve(path.dirname(file), m[1]!)),
-    );
-    graph.set(relative(file), targets);
+  for (const file of sources(dir)) {
+    const targets = specifiers(file)
+      .filter((s) => s.startsWith('./') || s.startsWith('../'))
+      .map((s) => relativeTo(base, path.resolve(path.dirname(file), s)));
+    graph.set(relativeTo(base, file), targets);
   }
   return graph;
 }
@@ -73,5 +82,32 @@ describe('architecture', () => {
       )
       .map(([name]) => name);
     expect(callers).to.deep.equal([]);
+  });
+
+  it('keeps what the server and the browser share free of imports (src/shared/)', () => {
+    const shared = sources(path.join(SRC, 'shared'));
+    expect(shared).to.not.be.empty;
+    const imports = shared.flatMap((file) =>
+      specifiers(file)
+        .filter((s) => !/^\.\/[\w-]+\.ts$/.test(s))
+        .map((s) => `${relative(file)} → ${s}`),
+    );
+    expect(imports).to.deep.equal([]);
+  });
+
+  describe('the browser code (web/)', () => {
+    const web = importGraph(WEB, ROOT);
+
+    it('has no import cycles', () => {
+      expect(web.size).to.be.greaterThan(0);
+      expect(cycles(web).map((cycle) => cycle.join(' → '))).to.deep.equal([]);
+    });
+
+    it('takes nothing from the server but src/shared/', () => {
+      const crossings = [...web].flatMap(([from, targets]) =>
+        targets.filter((to) => !to.startsWith('web/') && !to.startsWith('src/shared/')).map((to) => `${from} → ${to}`),
+      );
+      expect(crossings).to.deep.equal([]);
+    });
   });
 });

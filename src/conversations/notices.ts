@@ -5,6 +5,7 @@
 // and no route or socket handler has to remember to publish.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { AgentSnapshot, Message } from '../db/entities/index.ts';
+import type { InboxChange } from '../shared/operator-events.ts';
 
 /**
  * What one node tells all nodes (itself included) about a conversation, or (`deliveries`) that
@@ -38,11 +39,7 @@ export type Notice =
    */
   | { kind: 'inbox'; userId: number; change: InboxChange };
 
-/**
- * What changed on the team's side of a conversation; or, when the inbox owns it, the customer's
- * typing and chat opened (what a Service would get as webhook events), nothing stored.
- */
-export type InboxChange = 'owner' | 'assignee' | 'status' | 'note' | 'startTyping' | 'stopTyping' | 'chatOpened';
+export type { InboxChange };
 
 /**
  * Notices about callers rather than a conversation: the device (its id) left the user for

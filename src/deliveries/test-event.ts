@@ -11,22 +11,10 @@ import got, { RequestError } from 'got';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
 import type { Account, Service } from '../db/entities/index.ts';
+import type { TestEventResult } from '../shared/test-event.ts';
 
 /** What the dashboard shows of the receiver's answer: enough to debug, never a whole page. */
 const BODY_SHOWN = 2048;
-
-export interface TestEventResult {
-  webhookId: string;
-  /** The receiver's HTTP status; null when no answer came (refused address, timeout, DNS). */
-  status: number | null;
-  ok: boolean;
-  durationMs: number;
-  /** The start of the receiver's body. */
-  body: string | null;
-  error: string | null;
-  /** Sent with both signatures: a rotation's grace period is running. */
-  signatures: number;
-}
 
 export function testEventPayload(account: Account, service: Service, initiatedBy: string, now = new Date()) {
   return {

@@ -14,32 +14,10 @@
 // the token or the permission no longer holds; with fewer accounts left, it leaves their rooms.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DefaultEventsMap, Namespace, Socket } from 'socket.io';
-import type { InboxChange, Notice, OperatorNotice } from '../conversations/notices.ts';
+import type { Notice, OperatorNotice } from '../conversations/notices.ts';
+import type { Ended, OperatorEvents } from '../shared/operator-events.ts';
 import { authenticateOperator, type AuthenticatedOperator } from '../tenancy/operators.ts';
 import { allows } from '../tenancy/permissions.ts';
-
-export interface ConversationChange {
-  accountId: number;
-  userId: number;
-  /** InboxChange: the owner, assignee or status changed, a note was written, or the customer types or opened the chat while the inbox owns it (only the dashboard hears of these). */
-  change: 'message' | 'agent' | 'messageStatus' | 'merged' | InboxChange;
-}
-
-export interface DeliveriesChange {
-  accountId: number;
-  serviceIds: number[];
-}
-
-/** Why a socket was ended: the code a request with its token would get now. */
-export interface Ended {
-  code: 'invalid_token' | 'permission_denied';
-}
-
-interface OperatorEvents {
-  conversation(change: ConversationChange): void;
-  deliveries(change: DeliveriesChange): void;
-  ended(reason: Ended): void;
-}
 
 interface OperatorSocketData {
   operatorId: number;

@@ -1,33 +1,8 @@
-// A tiny element builder: the dashboard's only "framework". Pages build their DOM with h() and
-// re-render a section by replacing its children; there is no virtual DOM to keep in sync.
-type Child = Node | string | number | null | undefined | false;
-type Listener = (event: Event) => void;
-export type Props = Record<string, string | number | boolean | Listener | null | undefined>;
+// The dashboard's DOM helpers: the shared element builder (web/shared/dom.ts) and what forms and
+// pages add to it. Pages build their DOM with h() and re-render a section by replacing its children.
+import { h } from '../../shared/dom.ts';
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(props)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (typeof value === 'function') element.addEventListener(name.replace(/^on/, '').toLowerCase(), value);
-    else if (name === 'value') (element as HTMLInputElement).value = String(value);
-    else element.setAttribute(name, value === true ? '' : String(value));
-  }
-  append(element, children);
-  return element;
-}
-
-export function append(parent: Node, children: Child[]): void {
-  for (const child of children) {
-    if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
-  }
-}
-
-/** Replaces what `parent` shows. */
-export function show(parent: Element, ...children: Child[]): void {
-  parent.replaceChildren();
-  append(parent, children);
-}
+export { append, h, show } from '../../shared/dom.ts';
 
 let ids = 0;
 /** An id for a label's `for`. */

@@ -2,51 +2,28 @@
 // server says which conversation changed, or whose delivery outcomes were committed; pages that
 // show them read them again over the Admin API.
 import { io, type Socket } from 'socket.io-client';
+import type { ConversationChange, DeliveriesChange, OperatorEvents } from '../../../src/shared/operator-events.ts';
 import { sessionEnded } from './api.ts';
 
-export interface ConversationChange {
-  accountId: number;
-  userId: number;
-  /**
-   * status, assignee, owner, note: the team's side of the conversation (the team inbox);
-   * startTyping, stopTyping, chatOpened: the customer, while the inbox owns the conversation.
-   */
-  change:
-    | 'message'
-    | 'agent'
-    | 'messageStatus'
-    | 'merged'
-    | 'owner'
-    | 'assignee'
-    | 'status'
-    | 'note'
-    | 'startTyping'
-    | 'stopTyping'
-    | 'chatOpened';
-}
+export type { ConversationChange, DeliveriesChange };
 
-export interface DeliveriesChange {
-  accountId: number;
-  serviceIds: number[];
-}
-
-let socket: Socket | undefined;
+let socket: Socket<OperatorEvents> | undefined;
 const conversationListeners = new Set<(change: ConversationChange) => void>();
 const deliveriesListeners = new Set<(change: DeliveriesChange) => void>();
 
 export function connectLive(token: string): void {
   disconnectLive();
   socket = io('/operators', { path: '/socket.io', auth: { token }, transports: ['websocket'] });
-  socket.on('conversation', (change: ConversationChange) => {
+  socket.on('conversation', (change) => {
     for (const listener of conversationListeners) listener(change);
   });
-  socket.on('deliveries', (change: DeliveriesChange) => {
+  socket.on('deliveries', (change) => {
     for (const listener of deliveriesListeners) listener(change);
   });
   // The server ends the socket with the session (signed out elsewhere, disabled, expired): the
   // page goes back to sign-in at once. Ended for permission_denied (conversations:read taken
   // away), the page stays; what it reads next answers 403.
-  socket.on('ended', ({ code }: { code: string }) => {
+  socket.on('ended', ({ code }) => {
     if (code === 'invalid_token') sessionEnded();
   });
 }

@@ -13,19 +13,9 @@ import { operatorsPage } from './pages/operators.ts';
 import { servicePage } from './pages/service.ts';
 import { finishSingleSignOn, resetPasswordPage, secondStep, signInPage } from './pages/sign-in.ts';
 import { mePage } from './pages/me.ts';
+import type { Page } from './page.ts';
 import { can } from './permissions.ts';
 import { errorText } from './ui.ts';
-
-export interface PageContext {
-  main: HTMLElement;
-  me: Me;
-  /** Runs when the page is left (live listeners, timers). */
-  onLeave(cleanup: () => void): void;
-  /** Reads the session again and redraws (the grants change when two-factor sign-in is turned on). */
-  refresh(): Promise<void>;
-}
-
-type Page = (ctx: PageContext, ...params: number[]) => Promise<void>;
 
 const ROUTES: Array<[RegExp, Page]> = [
   [/^#?\/?(?:accounts)?$/, accountsPage],

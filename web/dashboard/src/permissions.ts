@@ -1,14 +1,11 @@
-// The same rule as src/tenancy/permissions.ts, to disable what the server would refuse (the
-// server decides; the page only explains beforehand).
-import type { Grant } from './types.ts';
+// What the server would refuse, to disable it beforehand (the server decides; the page only
+// explains). The permission list and the rule are the server's own (src/shared/permissions.ts).
+import { allows, type Grant, type Permission } from '../../../src/shared/permissions.ts';
 
-const IMPLIED_BY: Record<string, string[]> = { 'deliveries:read': ['deliveries:manage'] };
+export { PERMISSIONS, type Grant, type Permission } from '../../../src/shared/permissions.ts';
 
-export function can(grants: readonly Grant[], permission: string, accountId: number | null): boolean {
-  const granting = [permission, ...(IMPLIED_BY[permission] ?? [])];
-  return grants.some(
-    (g) => (g.permission === '*' || granting.includes(g.permission)) && (g.accountId === null || g.accountId === accountId),
-  );
+export function can(grants: readonly Grant[], permission: Permission, accountId: number | null): boolean {
+  return allows(grants, permission, accountId);
 }
 
 /**
@@ -16,12 +13,17 @@ export function can(grants: readonly Grant[], permission: string, accountId: num
  * push settings, a test event, the authorization secret) needs conversations:read beside its
  * own permission (src/api/admin/policy.ts).
  */
-export function canSendContent(grants: readonly Grant[], permission: string, accountId: number | null): boolean {
+export function canSendContent(grants: readonly Grant[], permission: Permission, accountId: number | null): boolean {
   return can(grants, permission, accountId) && can(grants, 'conversations:read', accountId);
 }
 
 /** Why such a control is disabled: null when it is not. */
-export function sendContentRefusal(grants: readonly Grant[], permission: string, accountId: number | null, what: string): string | null {
+export function sendContentRefusal(
+  grants: readonly Grant[],
+  permission: Permission,
+  accountId: number | null,
+  what: string,
+): string | null {
   if (canSendContent(grants, permission, accountId)) return null;
   return `${what} needs the ${permission} and conversations:read permissions on this account.`;
 }

@@ -1,8 +1,9 @@
-// What the Admin API answers, as the dashboard reads it (src/presenters/*).
-export interface Grant {
-  accountId: number | null;
-  permission: string;
-}
+// What the Admin API answers, as the dashboard reads it (src/presenters/*); the shapes the server
+// declares for the dashboard too are src/shared/'s.
+import type { Grant } from '../../../src/shared/permissions.ts';
+
+export type { Grant };
+export type { TestEventResult } from '../../../src/shared/test-event.ts';
 
 export interface Me {
   id: number;
@@ -136,16 +137,6 @@ export interface Delivery {
   createdAt: string;
   deliveredAt: string | null;
   payload: unknown;
-}
-
-export interface TestEventResult {
-  webhookId: string;
-  status: number | null;
-  ok: boolean;
-  durationMs: number;
-  body: string | null;
-  error: string | null;
-  signatures: number;
 }
 
 export interface Operator {

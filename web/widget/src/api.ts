@@ -15,6 +15,10 @@ export interface Page {
   agent: ChatMessage['agent'];
 }
 
+/** What a visitor's message sends, over REST or the socket. */
+export type OutgoingBody =
+  { message: string | null; clientMessageId: string } | { media: { id: string | null; description: string }; clientMessageId: string };
+
 export interface Credentials {
   account: string;
   deviceId: string;
@@ -71,6 +75,17 @@ export class ClientApi {
 
   async markSeen(messageIds: number[]): Promise<void> {
     await this.call('PUT', '/messages/status/4', JSON.stringify({ messageIds }));
+  }
+
+  /**
+   * POST /messages: the visitor's message (text or an upload, with its clientMessageId); answers
+   * the stored message's id. The socket sends the same body when it is up (transport.ts).
+   */
+  async send(body: OutgoingBody): Promise<number> {
+    const answer = await this.call<{ messageId?: string } | null>('POST', '/messages', JSON.stringify(body));
+    // An acknowledgement without the id (a proxy's answer): tried again like any other failure.
+    if (!answer.data?.messageId) throw new ApiError(200, 'http_200');
+    return Number(answer.data.messageId);
   }
 
   /** POST /media: the upload's id, to send as a message's media. */

@@ -1,6 +1,6 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page.ts';
 import { can } from '../permissions.ts';
 import type { Account, CreatedAccount } from '../types.ts';
 import { busy, say, secretBox, statusLine } from '../ui.ts';

@@ -1,7 +1,7 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import { onConversation, onDeliveries } from '../live.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page.ts';
 import type { Delivery, DeliveryAttempt, Service } from '../types.ts';
 import { badge, busy, errorText, say, statusLine } from '../ui.ts';
 import { deliveryStatsPanel } from './delivery-stats.ts';

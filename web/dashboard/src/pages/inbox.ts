@@ -9,9 +9,10 @@
 // unassigned. Below 1000 px one column: the list, or the conversation with a way back.
 import { ApiError, api } from '../api.ts';
 import { coalesced } from '../coalesce.ts';
+import { customerName } from '../customer-name.ts';
 import { field, formatTime, h, show } from '../dom.ts';
 import { onConversation } from '../live.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page.ts';
 import { can } from '../permissions.ts';
 import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
 import { badge, busy, errorText, say, statusLine } from '../ui.ts';
@@ -111,12 +112,6 @@ function remember(operators: unknown): void {
 }
 
 const DEVICE_NAMES: Record<CustomerDevice['type'], string> = { android: 'Android', ios: 'iOS', web: 'Web', generic: 'Other' };
-
-function customerName(user: UserSummary): string {
-  const info = user.additionalInformation as { name?: unknown; email?: unknown } | null;
-  const named = typeof info?.name === 'string' ? info.name : typeof info?.email === 'string' ? info.email : null;
-  return named ?? user.uniqueIdentifier ?? `Anonymous user ${user.id}`;
-}
 
 function waited(since: string | null): string {
   if (!since) return 'answered';

@@ -3,7 +3,7 @@
 import QRCode from 'qrcode';
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page.ts';
 import type { OperatorSession } from '../types.ts';
 import { badge, busy, confirm, say, secretBox, statusLine } from '../ui.ts';
 

@@ -1,23 +1,9 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page.ts';
+import { PERMISSIONS } from '../permissions.ts';
 import type { Operator } from '../types.ts';
 import { badge, busy, confirm, say, secretBox, statusLine } from '../ui.ts';
-
-const PERMISSIONS = [
-  '*',
-  'accounts:create',
-  'accounts:read',
-  'accounts:edit',
-  'services:edit',
-  'conversations:read',
-  'conversations:reply',
-  'conversations:assign',
-  'users:delete',
-  'deliveries:read',
-  'deliveries:manage',
-  'operators:manage',
-];
 
 /** "accounts:read@3, services:edit@*" — the grants as one editable line. */
 function grantsText(operator: Operator): string {
@@ -163,7 +149,7 @@ export async function operatorsPage(ctx: PageContext): Promise<void> {
     h('h2', { id: 'new-operator' }, 'New operator'),
     field('Operator email', email),
     field('Initial password', password, 'At least 12 characters, not a common one. Or leave them a reset link after creating them.'),
-    field('Grants', grants, `permission@accountId or permission@* (every account). Permissions: ${PERMISSIONS.join(', ')}.`),
+    field('Grants', grants, `permission@accountId or permission@* (every account). Permissions: ${['*', ...PERMISSIONS].join(', ')}.`),
     create,
   );
   form.addEventListener('submit', (event) => {

@@ -1,6 +1,6 @@
 import { api } from '../api.ts';
 import { field, formatTime, h, show } from '../dom.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page.ts';
 import { can, sendContentRefusal } from '../permissions.ts';
 import type { AccountOverview, ApiKey, Service, TestEventResult } from '../types.ts';
 import { badge, busy, confirm, say, secretBox, statusLine } from '../ui.ts';

@@ -1,21 +1,6 @@
-// A little DOM building: elements with attributes and children, text always as text (nothing a
-// server or a visitor wrote ever becomes markup).
-type Child = Node | string | null | undefined | false;
-
-export function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attributes: Record<string, string | boolean | undefined> = {},
-  ...children: Child[]
-): HTMLElementTagNameMap[K] {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === undefined || value === false) continue;
-    if (name === 'class') element.className = String(value);
-    else element.setAttribute(name, value === true ? '' : value);
-  }
-  for (const child of children) if (child) element.append(child);
-  return element;
-}
+// The widget's DOM helpers: the shared element builder (web/shared/dom.ts, text always as text:
+// nothing a server or a visitor wrote ever becomes markup), icons and file sizes.
+export { h } from '../../../shared/dom.ts';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
