@@ -17,9 +17,15 @@ export class Sql {
 const NAME = /(?<![\w:]):([A-Za-z_]\w*)/g;
 
 /** The text split at its names, once per text (statements are constants). */
-const parsed = new Map<string, { pieces: string[]; names: string[] }>();
+interface Parsed {
+  pieces: string[];
+  names: string[];
+  known: Set<string>;
+}
 
-function parse(text: string): { pieces: string[]; names: string[] } {
+const parsed = new Map<string, Parsed>();
+
+function parse(text: string): Parsed {
   let found = parsed.get(text);
   if (!found) {
     if (text.includes('?')) throw new Error(`named(): use :names, not ?, in ${text.slice(0, 80)}`);
@@ -32,30 +38,31 @@ function parse(text: string): { pieces: string[]; names: string[] } {
       last = match.index + match[0].length;
     }
     pieces.push(text.slice(last));
-    found = { pieces, names };
+    found = { pieces, names, known: new Set(names) };
     parsed.set(text, found);
   }
   return found;
 }
 
 export function named(text: string, values: Readonly<Record<string, unknown>> = {}): Sql {
-  const { pieces, names } = parse(text);
+  const { pieces, names, known } = parse(text);
   const params: unknown[] = [];
   let sql = pieces[0] as string;
-  names.forEach((name, i) => {
-    if (!(name in values)) throw new Error(`named(): no value for :${name}`);
+  for (let i = 0; i < names.length; i += 1) {
+    const name = names[i] as string;
     const value = values[name];
+    if (value === undefined && !(name in values)) throw new Error(`named(): no value for :${name}`);
     if (value instanceof Sql) {
       sql += value.sql;
-      params.push(...value.params);
+      for (const param of value.params) params.push(param);
     } else {
       sql += '?';
       params.push(value);
     }
     sql += pieces[i + 1] as string;
-  });
-  for (const name of Object.keys(values)) {
-    if (!names.includes(name)) throw new Error(`named(): :${name} is not in the statement`);
+  }
+  for (const name in values) {
+    if (!known.has(name)) throw new Error(`named(): :${name} is not in the statement`);
   }
   return new Sql(sql, params);
 }
