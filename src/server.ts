@@ -14,7 +14,7 @@ import type { AppDeps } from './deps.ts';
 import { createApp } from './http/app.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
-import { countPending } from './deliveries/store.ts';
+import { countPending } from './deliveries/listings.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
 import { ClientCallers } from './api/client/caller.ts';
 import { ServiceCallers } from './api/service/caller.ts';

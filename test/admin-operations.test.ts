@@ -150,6 +150,33 @@ describe('Admin API: operations', function () {
       expect(verify(rotated.body.data.signingSecret, request!), 'a receiver on the new secret').to.deep.equal({ rotated: true });
     });
 
+    it('sends the test event as deliveries are sent: the same headers, both signatures in the grace period, the answer shown', async () => {
+      const token = await adminToken();
+      const [id] = await enqueueCommitted(sharedServer(), { recipients: [t.service.id], payload: { before: true } });
+      await waitForState(sharedServer(), id!, 'delivered');
+      const [delivery] = await receivedExactly(t.receiver, t.service.id, 1);
+      const rotated = await api().post<{ signingSecret: string }>(`/adminApi/services/${t.service.id}/signing-secret`, { token });
+      t.receiver.enqueue({ status: 418, body: 'é'.repeat(3000) });
+      const sent = await api().post<{ webhookId: string; status: number; ok: boolean; body: string; error: null; signatures: number }>(
+        `/adminApi/services/${t.service.id}/test-event`,
+        { token },
+      );
+      expect(sent.status).to.equal(200);
+      expect(sent.body.data).to.include({ status: 418, ok: false, error: null, signatures: 2 });
+      expect(sent.body.data.body, 'the start of the answer, 2048 characters').to.equal('é'.repeat(2048));
+      const request = t.receiver.requests[1];
+      expect(request?.headers['webhook-id'])
+        .to.equal(sent.body.data.webhookId)
+        .and.match(/^test_/);
+      expect(verify(t.service.signingSecret, request!)).to.deep.include({ type: 'test' });
+      expect(verify(rotated.body.data.signingSecret, request!)).to.deep.include({ type: 'test' });
+      const headers = (r: typeof request) =>
+        Object.fromEntries(['user-agent', 'content-type', 'accept-encoding', 'connection'].map((name) => [name, r?.headers[name]]));
+      expect(headers(request)).to.deep.equal(headers(delivery));
+      expect(Object.keys(request!.headers).sort()).to.deep.equal(Object.keys(delivery!.headers).sort());
+      await expectOutbox({ serviceId: t.service.id }, 1, 'the delivery before the test event, and no row for the test event');
+    });
+
     it('signs with the new secret alone once the grace period is over', async () => {
       const server = await startTestServer({ webhooks: { secretGraceSeconds: 0 } });
       const receiver = await Receiver.start();

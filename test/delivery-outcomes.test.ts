@@ -5,7 +5,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { enqueue } from '../src/deliveries/outbox.ts';
-import { findDelivery } from '../src/deliveries/store.ts';
+import { findDelivery } from '../src/deliveries/listings.ts';
 import { createAccount } from '../src/tenancy/accounts.ts';
 import { createService } from '../src/tenancy/services.ts';
 import { sleep, waitForState } from './support/deliveries.ts';

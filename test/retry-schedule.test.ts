@@ -105,7 +105,7 @@ describe('retry schedule', () => {
     });
 
     it('makes exactly as many attempts as the schedule has entries', () => {
-      // Attempts are counted including the one just made (store.ts, ClaimedDelivery.attempts).
+      // Attempts are counted including the one just made (claims.ts, ClaimedDelivery.attempts).
       let attempts = 1;
       while (nextDelayMs(attempts, schedule, null, middle) !== null) attempts += 1;
       expect(attempts).to.equal(schedule.length);

@@ -5,8 +5,12 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
-import { handOff, handoffTarget, leaseSql, markDue, roomParams } from './handoff.ts';
+import { named } from '../db/named.ts';
+import { handOff, handoffTarget, markDue } from './handoff.ts';
 import type { ClaimedWebhook } from './claims.ts';
+import { handoffLease } from './handoff-lease.ts';
+import { LEASE_COLUMNS, leaseValues } from './lease.ts';
+import { previousSecretSql } from './secrets.ts';
 
 export interface DeliveryRequest {
   kind: DeliveryKind;
@@ -141,17 +145,17 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
   // A row that is ready, to an enabled Service, is leased to this node's worker when it has room
   // (handoff.ts), and what the worker needs to send it comes back with it.
   const target = handoffTarget(em);
-  const lease = leaseSql('r.ready and r.enabled', 'r.service_id', 'r.n');
-  return {
+  const room = handoffLease(target, 'r.ready and r.enabled', 'r.service_id', 'r.n');
+  const statement = named(
     // Whether a chain has a pending delivery is looked up row by row in the chain index (the
     // lateral's limit keeps the planner from hashing every pending delivery, which a backlog
     // makes many); materialized, so it is looked up once.
-    sql: `deliveries_in as materialized (
+    `deliveries_in as materialized (
        select r.id, r.service_id, r.ordering_key, r.kind, r.payload, r.n,
               r.ordering_key is null or (r.first and earlier.pending is null) as ready,
               s.disabled_at is null as enabled, s.webhook_url, s.signing_secret,
-              case when s.previous_secret_expires_at > now() then s.previous_signing_secret end as previous_signing_secret
-       from jsonb_to_recordset(?::jsonb)
+              ${previousSecretSql('s')} as previous_signing_secret
+       from jsonb_to_recordset(:rows::jsonb)
             as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
        join services s on s.id = r.service_id and s.webhook_url is not null
        left join lateral (
@@ -159,12 +163,10 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
          where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'
          limit 1) earlier on r.first
      ),
-     deliveries_leased as (select r.*, ${lease.leased} as leased from deliveries_in r ${lease.join}),
+     deliveries_leased as (select r.*, :leased as leased from deliveries_in r :room),
      deliveries_inserted as (
-       insert into deliveries (id, service_id, ordering_key, kind, payload, ready, claimed_until, claimed_by, attempts)
-       select id, service_id, ordering_key, kind, payload, ready,
-              case when leased then now() + (?::int * interval '1 millisecond') end, case when leased then ?::text end,
-              case when leased then 1 else 0 end
+       insert into deliveries (id, service_id, ordering_key, kind, payload, ready, ${LEASE_COLUMNS.join(', ')})
+       select id, service_id, ordering_key, kind, payload, ready, :lease
        from deliveries_leased order by n
      ),
      ${DELIVERIES_OUT} as (
@@ -172,7 +174,16 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
               signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret", ready, leased, n
        from deliveries_leased
      )`,
-    params: [JSON.stringify(rows), ...roomParams(target), target?.leaseMs ?? 0, target?.node ?? null],
+    {
+      rows: JSON.stringify(rows),
+      leased: room.leased,
+      room: room.join,
+      lease: leaseValues(room.lease, 'leased', '0'),
+    },
+  );
+  return {
+    sql: statement.sql,
+    params: statement.params,
     written: (inserted) => {
       if (inserted.length === 0) return planned.map(() => []);
       handOff(

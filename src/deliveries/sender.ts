@@ -32,6 +32,14 @@ export interface WebhookRequest {
   authorization?: string | undefined;
 }
 
+/** The start of an answer being read (sendReadingAnswer). */
+interface Answer {
+  chunks: Buffer[];
+  bytes: number;
+  maxBytes: number;
+  answered: boolean;
+}
+
 const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
 
 /** Retry-After as seconds or as an HTTP date; null when absent or unreadable. */
@@ -79,6 +87,20 @@ export class WebhookSender {
   }
 
   send(request: WebhookRequest): Promise<Outcome> {
+    return this.post(request, null);
+  }
+
+  /**
+   * As send(), and the start of the receiver's answer too, at most `maxBytes` of it (read as
+   * UTF-8): for the dashboard's test event, which shows what the receiver said.
+   */
+  async sendReadingAnswer(request: WebhookRequest, maxBytes: number): Promise<{ outcome: Outcome; answer: string | null }> {
+    const answer: Answer = { chunks: [], bytes: 0, maxBytes, answered: false };
+    const outcome = await this.post(request, answer);
+    return { outcome, answer: answer.answered ? Buffer.concat(answer.chunks).toString('utf8') : null };
+  }
+
+  private post(request: WebhookRequest, answer: Answer | null): Promise<Outcome> {
     const timestamp = new Date();
     // Standard Webhooks: several space-separated signatures; a receiver accepts any it can verify.
     const signature = request.secrets.map((secret) => this.signer(secret).sign(request.id, timestamp, request.body)).join(' ');
@@ -100,6 +122,13 @@ export class WebhookSender {
       stream.once('response', (response: PlainResponse) => {
         const retryAfter = response.headers['retry-after'];
         outcome = classify(response.statusCode, typeof retryAfter === 'string' ? retryAfter : undefined);
+        if (answer) {
+          answer.answered = true;
+          stream.on('data', (chunk: Buffer) => {
+            if (answer.bytes < answer.maxBytes) answer.chunks.push(chunk.subarray(0, answer.maxBytes - answer.bytes));
+            answer.bytes += chunk.length;
+          });
+        }
       });
       // Timeouts, refused or reset connections (before or during the answer), DNS failures and
       // refused addresses: all may heal (a deploy ends, DNS changes), so they are retried on the

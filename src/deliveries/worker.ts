@@ -18,14 +18,15 @@ import type { Logger } from '../logger.ts';
 import { logFailedAttempt } from './attempt-log.ts';
 import type { Metrics } from '../metrics.ts';
 import { acceptHandoffs, committed, refuseHandoffs, type Room } from './handoff.ts';
-import { nextDelayMs } from './schedule.ts';
 import { PushSender } from '../push/sender.ts';
-import type { PushOutcome } from '../push/outcome.ts';
 import { pushKindOf } from '../push/settings.ts';
-import { WebhookSender, type Outcome } from './sender.ts';
-import type { ClaimedDelivery, ClaimedEmail, ClaimedPush } from './claims.ts';
-import { claimDue, postpone, releaseClaims, writeOutcomes, type AttemptRecord, type OutcomeRecord } from './store.ts';
-import { EmailSender, type EmailOutcome, type Presence } from '../email/sender.ts';
+import { WebhookSender } from './sender.ts';
+import { claimDue, postpone, releaseClaims, type ClaimedDelivery } from './claims.ts';
+import { leaseMsFor } from './lease.ts';
+import { writeOutcomes, type AttemptRecord, type OutcomeRecord } from './outcomes.ts';
+import { secretsOf } from './secrets.ts';
+import { settle, type AttemptOutcome } from './settle.ts';
+import { EmailSender, type Presence } from '../email/sender.ts';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -44,7 +45,7 @@ export class DeliveryWorker {
   private readonly sender: WebhookSender;
   private readonly pushes: PushSender;
   /** HTTP attempts under way, by delivery id. */
-  private readonly inFlight = new Map<string, Promise<Outcome | PushOutcome | EmailOutcome>>();
+  private readonly inFlight = new Map<string, Promise<AttemptOutcome>>();
   private readonly emails: EmailSender | undefined;
   /** Claimed (leased), waiting for a free slot, in due order. */
   private readonly waiting: Array<{ delivery: ClaimedDelivery; claimedAt: number }> = [];
@@ -83,9 +84,7 @@ export class DeliveryWorker {
       email.smtp && email.publicUrl && email.linkSecret
         ? new EmailSender({ ...email, smtp: email.smtp, publicUrl: email.publicUrl, linkSecret: email.linkSecret }, deps.presence)
         : undefined;
-    // Outlives the longest attempt (timeout) plus recording it, so two nodes never send one
-    // delivery at the same time; short enough that a crashed node's work is taken up soon.
-    this.leaseMs = options.timeoutMs * 2 + 5000;
+    this.leaseMs = leaseMsFor(options.timeoutMs);
     this.outcomes = new GroupCommit({
       name: 'delivery',
       em: () => deps.orm.em.fork(),
@@ -203,8 +202,7 @@ export class DeliveryWorker {
       total,
       perBucket: 2 * maxPerService,
       freeByBucket,
-      leaseMs: this.leaseMs,
-      node: this.node,
+      lease: { node: this.node, ms: this.leaseMs },
     });
     // Caught up unless the claim was cut short, in all or for a bucket, or could take nothing
     // for a bucket already full (what waits for it is unknown): then more may be due.
@@ -298,7 +296,7 @@ export class DeliveryWorker {
     this.recording.add(recorded);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<Outcome | PushOutcome | EmailOutcome> {
+  private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
     if (delivery.deviceId !== null) return this.pushes.send(delivery);
     if (delivery.serviceId === null) {
       if (!this.emails) return { kind: 'retry', status: null, error: 'email.smtp is not configured on this node', retryAfterMs: null };
@@ -309,150 +307,50 @@ export class DeliveryWorker {
       url: delivery.webhookUrl,
       id: delivery.id,
       body: delivery.payload,
-      secrets: delivery.previousSigningSecret ? [delivery.signingSecret, delivery.previousSigningSecret] : [delivery.signingSecret],
+      secrets: secretsOf(delivery),
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.deps.metrics.deliveryAttemptSeconds.observe({ outcome: outcome.kind }, seconds);
     return outcome;
   }
 
-  /** Counted once the outcome is committed: the figures are what the database holds. */
+  /**
+   * Counted once the outcome is committed: the figures are what the database holds. Webhooks
+   * count delivered, failed (to be retried, or 410) and dead; pushes sent, failed and dead (an
+   * unregistered token too); emails sent, skipped (nothing to send), failed and dead. A
+   * postponed email (the customer is connected) goes back without counting as an attempt.
+   */
   private async record(
     delivery: ClaimedDelivery,
-    sent: Outcome | PushOutcome | EmailOutcome,
+    sent: AttemptOutcome,
     timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
   ): Promise<void> {
-    if (delivery.deviceId !== null) return this.recordPush(delivery, sent as PushOutcome, timing);
-    if (delivery.serviceId === null) return this.recordEmail(delivery, sent as EmailOutcome, timing);
-    const outcome = sent as Outcome;
-    const { deliveries } = this.deps.metrics;
-    const { id } = delivery;
-    const status = outcome.status;
-    const error = 'error' in outcome ? outcome.error : null;
-    switch (outcome.kind) {
-      case 'delivered':
-        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
-        deliveries.inc({ outcome: 'delivered' });
-        return;
-      case 'gone':
-        await this.outcomes.send({ type: 'gone', id, serviceId: delivery.serviceId, status, error, ...timing });
-        deliveries.inc({ outcome: 'failed' });
-        this.deps.logger.warn({ serviceId: delivery.serviceId }, 'webhook answered 410 Gone: Service disabled');
-        return;
-      case 'failed':
-      case 'retry':
-        await this.failAttempt(
-          delivery,
-          { status, error, retryAfterMs: outcome.kind === 'retry' ? outcome.retryAfterMs : undefined },
-          timing,
-          (result) => deliveries.inc({ outcome: result }),
-        );
-    }
-  }
-
-  /**
-   * As record(), counted as emails: sent (250), skipped (nothing to send: it ends delivered with
-   * no status and the reason in lastError), failed (to be retried), dead. A postponed email (the
-   * customer is connected) goes back without counting as an attempt.
-   */
-  private async recordEmail(
-    email: ClaimedEmail,
-    outcome: EmailOutcome,
-    timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
-  ): Promise<void> {
-    const count = (result: 'sent' | 'skipped' | 'failed' | 'dead') => this.deps.metrics.emails.inc({ outcome: result });
-    const { id } = email;
-    const { status } = outcome;
-    const error = 'error' in outcome ? outcome.error : null;
-    switch (outcome.kind) {
-      case 'delivered':
-        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
-        count('sent');
-        return;
-      case 'skipped':
-        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
-        count('skipped');
-        return;
-      case 'postponed':
-        await postpone(
-          this.deps.orm.em.fork(),
-          this.node,
-          id,
-          new Date(Date.now() + this.deps.email.unseenAfterSeconds * 1000),
-          outcome.error,
-        );
-        return;
-      case 'failed':
-      case 'retry':
-        await this.failAttempt(email, { status, error, retryAfterMs: outcome.kind === 'retry' ? null : undefined }, timing, count);
-    }
-  }
-
-  /** As record(), counted per push kind: sent, failed (to be retried), dead. */
-  private async recordPush(
-    push: ClaimedPush,
-    outcome: PushOutcome,
-    timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
-  ): Promise<void> {
-    const count = (result: 'sent' | 'failed' | 'dead') =>
-      this.deps.metrics.pushes.inc({ kind: pushKindOf(push.pushType ?? 0) ?? 'none', outcome: result });
-    const { id } = push;
-    const status = outcome.status;
-    const error = 'error' in outcome ? outcome.error : null;
-    switch (outcome.kind) {
-      case 'delivered':
-        await this.outcomes.send({ type: 'delivered', id, status, error, ...timing });
-        count('sent');
-        return;
-      case 'unregistered':
-        await this.outcomes.send({
-          type: 'unregistered',
-          id,
-          deviceId: push.deviceId,
-          token: push.pushToken ?? '',
-          status,
-          error,
-          ...timing,
-        });
-        count('dead');
-        this.deps.logger.info({ deviceId: push.deviceId }, 'push token refused by its push service: removed from the device');
-        return;
-      case 'failed':
-      case 'undeliverable':
-      case 'retry':
-        await this.failAttempt(
-          push,
-          { status, error, retryAfterMs: outcome.kind === 'retry' ? outcome.retryAfterMs : undefined },
-          timing,
-          count,
-        );
-    }
-  }
-
-  /**
-   * The one outcome switch of a failed attempt, whatever was sent: dead when it may not be retried
-   * (`retryAfterMs` undefined) or the schedule is over, else retried after the schedule's wait (or
-   * the receiver's Retry-After); counted and logged the same way.
-   */
-  private async failAttempt(
-    delivery: ClaimedDelivery,
-    failure: { status: number | null; error: string | null; retryAfterMs: number | null | undefined },
-    timing: Pick<AttemptRecord, 'startedAt' | 'durationMs'>,
-    count: (result: 'failed' | 'dead') => void,
-  ): Promise<void> {
-    const { id } = delivery;
-    const { status, error } = failure;
-    const delay =
-      failure.retryAfterMs === undefined ? null : nextDelayMs(delivery.attempts, this.deps.options.retrySchedule, failure.retryAfterMs);
-    if (delay === null) {
-      await this.outcomes.send({ type: 'dead', id, status, error, ...timing });
-      count('dead');
-      logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt: null });
+    const settled = settle(delivery, sent, timing, {
+      retrySchedule: this.deps.options.retrySchedule,
+      postponeMs: this.deps.email.unseenAfterSeconds * 1000,
+    });
+    if (settled.type === 'postpone') {
+      await postpone(this.deps.orm.em.fork(), this.node, delivery.id, settled.at, settled.reason);
       return;
     }
-    const nextAttemptAt = new Date(Date.now() + delay);
-    await this.outcomes.send({ type: 'retry', id, nextAttemptAt, status, error, ...timing });
-    count('failed');
-    logFailedAttempt(this.deps.logger, delivery, { status, error, nextAttemptAt });
+    const { record, result } = settled;
+    await this.outcomes.send(record);
+    const { metrics, logger } = this.deps;
+    const failed = result === 'retry' || result === 'gone' ? 'failed' : 'dead';
+    if (delivery.deviceId !== null) {
+      const kind = pushKindOf(delivery.pushType ?? 0) ?? 'none';
+      metrics.pushes.inc({ kind, outcome: result === 'delivered' ? 'sent' : failed });
+    } else if (delivery.serviceId === null) {
+      metrics.emails.inc({ outcome: result === 'delivered' ? 'sent' : result === 'skipped' ? 'skipped' : failed });
+    } else {
+      metrics.deliveries.inc({ outcome: result === 'delivered' ? 'delivered' : failed });
+    }
+    if (record.type === 'gone') logger.warn({ serviceId: record.serviceId }, 'webhook answered 410 Gone: Service disabled');
+    else if (record.type === 'unregistered')
+      logger.info({ deviceId: record.deviceId }, 'push token refused by its push service: removed from the device');
+    else if (record.type === 'retry' || record.type === 'dead') {
+      const nextAttemptAt = record.type === 'retry' ? record.nextAttemptAt : null;
+      logFailedAttempt(logger, delivery, { status: record.status, error: record.error, nextAttemptAt });
+    }
   }
 }

@@ -1,5 +1,5 @@
 import type { DeliveryStats } from '../deliveries/stats.ts';
-import type { DeliveryAttempt, DeliveryLogEntry } from '../deliveries/store.ts';
+import type { DeliveryAttempt, DeliveryLogEntry } from '../deliveries/listings.ts';
 
 /**
  * A row of the deliveries log, with the payload as the Service received (or will receive) it;

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import type { DeliveryState } from '../../src/db/entities/index.ts';
 import { enqueue, type DeliveryRequest } from '../../src/deliveries/outbox.ts';
-import { findDelivery, type DeliveryLogEntry } from '../../src/deliveries/store.ts';
+import { findDelivery, type DeliveryLogEntry } from '../../src/deliveries/listings.ts';
 import type { Received } from './receiver.ts';
 import type { TestServer } from './server.ts';
 

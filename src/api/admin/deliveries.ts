@@ -5,10 +5,9 @@ import {
   listAttempts,
   listDeliveries,
   listPushDeliveries,
-  redeliver,
-  retryWaiting,
   type DeliveryLogEntry,
-} from '../../deliveries/store.ts';
+} from '../../deliveries/listings.ts';
+import { redeliver, retryWaiting } from '../../deliveries/redeliver.ts';
 import { findService } from '../../tenancy/services.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';

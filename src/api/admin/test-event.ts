@@ -16,7 +16,11 @@ export function testEventRoutes(router: AppRouter): void {
     if (!operator) throw new Error('requireOperator() must run before admin routes');
     const account = await ctx.deps.db.orm.em.findOneOrFail(AccountSchema, { id: service.accountId });
     const { allowPrivate, timeoutMs } = ctx.deps.config.webhooks;
-    const result = await sendTestEvent({ account, service, initiatedBy: operator.identifier }, { allowPrivate, timeoutMs });
+    const result = await sendTestEvent(
+      ctx.deps.db.orm.em.fork(),
+      { account, service, initiatedBy: operator.identifier },
+      { allowPrivate, timeoutMs },
+    );
     respond(ctx, { data: result });
   });
 }

@@ -1,6 +1,6 @@
 // The calling Service's own deliveries: a Service that was down (a bot restarted, a desk
 // deployed) asks for what waits for a later attempt, rather than wait out the retry schedule.
-import { retryWaiting } from '../../deliveries/store.ts';
+import { retryWaiting } from '../../deliveries/redeliver.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { serviceCaller } from './auth.ts';
