@@ -499,6 +499,13 @@ export const operations: Operation[] = [
   },
   {
     method: 'get',
+    path: '/adminApi/accounts/{accountId}/users/{userId}/handover',
+    api: 'admin',
+    summary: "The conversation's active, pending and standby Services",
+    params: admin.accountUserParams,
+  },
+  {
+    method: 'get',
     path: '/adminApi/accounts/{accountId}/canned-replies',
     api: 'admin',
     summary: "The account's canned replies, by shortcut",
