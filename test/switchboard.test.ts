@@ -141,13 +141,7 @@ async function conversation(cluster: Cluster): Promise<void> {
       },
     };
     const accept = changeOwner(board, bot, desk, desk, JSON.stringify({ step: 'accept', reason: 'taking it', metadata: null }));
-    const release = changeOwner(
-      board,
-      desk,
-      bot,
-      desk,
-      JSON.stringify({ step: 'release', reason: 'resolved', metadata: { ticket: 42 } }),
-    );
+    const release = changeOwner(board, desk, bot, desk, JSON.stringify({ step: 'release', reason: 'resolved', metadata: { ticket: 42 } }));
 
     const toBot = await board.received(bot, 5);
     expect(withoutIdAndTime(toBot[0])).to.deep.equal(message(board, 'Hi, I was charged twice'));
@@ -188,7 +182,8 @@ describe('switchboard: several Services on one conversation', function () {
         { token: cluster.token, json: { name: 'Spare', webhookUrl: null } },
       );
       await board.admin('PATCH', `/adminApi/services/${spare.body.data.id}`, { enabled: false });
-      const inbox = (await board.admin<{ inbox: { identification: string } }>('GET', `/adminApi/accounts/${board.account.id}`)).body.data.inbox;
+      const inbox = (await board.admin<{ inbox: { identification: string } }>('GET', `/adminApi/accounts/${board.account.id}`)).body.data
+        .inbox;
 
       const step = async (party: Party, name: string, body: Json, status: number, code: string) => {
         const answer = await board.as(party).post(`${users}/handover/${name}`, body);
@@ -204,7 +199,13 @@ describe('switchboard: several Services on one conversation', function () {
       await step(bot, 'pass', { metadata: { why: 'no next' } }, 409, 'no_next_service');
       await step(bot, 'pass', { serviceIdentification: 'nope' }, 404, 'service_not_found');
       // The caller's mistakes in the body are validation failures: no failure event.
-      await step(bot, 'offer', { serviceIdentification: desk.service.identification, metadata: { big: 'x'.repeat(5000) } }, 422, 'validation_failed');
+      await step(
+        bot,
+        'offer',
+        { serviceIdentification: desk.service.identification, metadata: { big: 'x'.repeat(5000) } },
+        422,
+        'validation_failed',
+      );
       await step(bot, 'offer', { serviceIdentification: desk.service.identification, timeoutSeconds: 1 }, 422, 'validation_failed');
       await step(bot, 'offer', { serviceIdentification: desk.service.identification, target: 'typo' }, 422, 'validation_failed');
 
@@ -234,7 +235,10 @@ describe('switchboard: several Services on one conversation', function () {
         offer,
         failure(board, desk, 'accept', 'offer_expired'),
       ]);
-      expect(await board.received(observer, 2)).to.deep.equal([failure(board, observer, 'accept', 'not_pending', { reason: 'me!' }), standby(offer)]);
+      expect(await board.received(observer, 2)).to.deep.equal([
+        failure(board, observer, 'accept', 'not_pending', { reason: 'me!' }),
+        standby(offer),
+      ]);
     } finally {
       await board.close();
     }
@@ -250,7 +254,13 @@ describe('switchboard: several Services on one conversation', function () {
       const off = await board.admin('PATCH', `/adminApi/services/${desk.service.id}`, { enabled: false });
       expect(off.status, off.text).to.equal(200);
       const pass = changeOwner(board, bot, desk, bot, JSON.stringify({ step: 'pass', reason: null, metadata: null }));
-      const handedBack = changeOwner(board, desk, bot, desk, JSON.stringify({ step: 'release', reason: 'service_disabled', metadata: null }));
+      const handedBack = changeOwner(
+        board,
+        desk,
+        bot,
+        desk,
+        JSON.stringify({ step: 'release', reason: 'service_disabled', metadata: null }),
+      );
       expect(await board.received(bot, 2)).to.deep.equal([pass, handedBack]);
       expect(await board.received(observer, 2)).to.deep.equal([pass, handedBack].map(standby));
       // The desk's copies wait, in order, until an operator switches it on again.
@@ -267,7 +277,9 @@ describe('switchboard: several Services on one conversation', function () {
     try {
       const { bot, desk, observer } = board;
       const users = `/users/${board.userId}`;
-      expect((await board.admin('PATCH', `/adminApi/services/${observer.service.id}`, { webhookKinds: ['messages'] })).status).to.equal(200);
+      expect((await board.admin('PATCH', `/adminApi/services/${observer.service.id}`, { webhookKinds: ['messages'] })).status).to.equal(
+        200,
+      );
       const patched = await board.admin<Json>('PATCH', `/adminApi/services/${desk.service.id}`, { standby: 'participated' });
       expect(patched.body.data).to.deep.include({ standby: 'participated', webhookKinds: ['messages', 'events', 'actions'] });
       const typing = await board.widget.call('POST', '/services/event/ChatOpened');

@@ -139,15 +139,13 @@ function expired(row: HandoverRow): boolean {
 }
 
 async function handoverRow(em: EntityManager, userId: number): Promise<HandoverRow | null> {
-  const [row] = await em
-    .getConnection()
-    .execute<HandoverRow[]>(
-      `select pending_service_id, offered_by_service_id, offer_expires_at, last_step, last_by_service_id
+  const [row] = await em.getConnection().execute<HandoverRow[]>(
+    `select pending_service_id, offered_by_service_id, offer_expires_at, last_step, last_by_service_id
          from conversation_handovers where user_id = ?`,
-      [userId],
-      'all',
-      em.getTransactionContext(),
-    );
+    [userId],
+    'all',
+    em.getTransactionContext(),
+  );
   return row ?? null;
 }
 
@@ -228,7 +226,11 @@ export async function handoverState(em: EntityManager, user: Pick<User, 'id' | '
  * it holds control (judged when the call arrives). Services that do not listen on standby are
  * not judged here.
  */
-export async function refuseStandbyAnswer(em: EntityManager, caller: Pick<Service, 'id' | 'accountId' | 'standby'>, userId: number): Promise<void> {
+export async function refuseStandbyAnswer(
+  em: EntityManager,
+  caller: Pick<Service, 'id' | 'accountId' | 'standby'>,
+  userId: number,
+): Promise<void> {
   if (caller.standby === 'none') return;
   const user = await em.findOne(UserSchema, { id: userId, accountId: caller.accountId }, { fields: ['ownerServiceId'] });
   if (user && user.ownerServiceId !== caller.id) throw conflict('not_in_control');
@@ -249,10 +251,17 @@ export async function handOffConversations(tx: EntityManager, service: Service):
     if (err instanceof AppError && err.code === 'no_next_service') return 0;
     throw err;
   }
-  const owned = await tx.find(UserSchema, { ownerServiceId: service.id, mergedIntoUserId: null }, { fields: ['id'], orderBy: { id: 'asc' } });
+  const owned = await tx.find(
+    UserSchema,
+    { ownerServiceId: service.id, mergedIntoUserId: null },
+    { fields: ['id'], orderBy: { id: 'asc' } },
+  );
   if (owned.length === 0) return 0;
   // The users' locks in id order, as every writer takes them; then each as it is under the lock.
-  await lockUsers(tx, owned.map((user) => user.id));
+  await lockUsers(
+    tx,
+    owned.map((user) => user.id),
+  );
   const users = await tx.find(UserSchema, { id: { $in: owned.map((user) => user.id) } }, { refresh: true, orderBy: { id: 'asc' } });
   const note: HandoverNote = { step: 'release', reason: 'service_disabled', metadata: null };
   let moved = 0;

@@ -287,7 +287,7 @@ export async function recordUserMessages(
   // Judged under the locks, against the owners as locked (docs/decisions/switchboard.md).
   const standby = await standbyServices(
     em,
-    target.map((user) => (user as LockedUser).id),
+    target.map((user) => user.id),
   );
   // The payloads as the messages will be written: with their ids, and their live users as locked.
   const deliveries = await deliveriesCte(

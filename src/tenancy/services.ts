@@ -2,7 +2,15 @@
 // the first Service of an account becomes the account's default.
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service, type ServiceApiKey, type StandbyMode, type WebhookKind } from '../db/entities/index.ts';
+import {
+  AccountSchema,
+  ServiceApiKeySchema,
+  ServiceSchema,
+  type Service,
+  type ServiceApiKey,
+  type StandbyMode,
+  type WebhookKind,
+} from '../db/entities/index.ts';
 import { accountChanged, notify } from '../conversations/notices.ts';
 import { conflict, validationFailed } from '../errors.ts';
 import { handOffConversations } from '../conversations/handover.ts';

@@ -45,7 +45,8 @@ export function nodesCluster(urls: string[], token: string, databaseUrl: string)
   return {
     urls,
     token,
-    outbox: (serviceId) => query<{ id: string; state: string }>('select id, state from deliveries where service_id = $1 order by seq', [serviceId]),
+    outbox: (serviceId) =>
+      query<{ id: string; state: string }>('select id, state from deliveries where service_id = $1 order by seq', [serviceId]),
     async execute(sql, params) {
       let n = 0;
       await query(

@@ -44,7 +44,7 @@ export function handoverRoutes(router: AppRouter): void {
         step,
         targetIdentification: 'serviceIdentification' in body ? body.serviceIdentification : null,
         reason: body.reason ?? null,
-        metadata: (body.metadata as Record<string, unknown> | null | undefined) ?? null,
+        metadata: body.metadata ?? null,
         timeoutSeconds: 'timeoutSeconds' in body ? (body.timeoutSeconds ?? undefined) : undefined,
       });
       await answer(ctx, userId, result.changed);

@@ -8,7 +8,9 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20270115000000_switchboard extends Migration {
   override up(): void {
-    this.addSql(`alter table services add column standby varchar(16) not null default 'none' check (standby in ('none', 'all', 'participated'));`);
+    this.addSql(
+      `alter table services add column standby varchar(16) not null default 'none' check (standby in ('none', 'all', 'participated'));`,
+    );
     this.addSql(`alter table services add column webhook_kinds text[] not null default '{messages,events,actions}'
       check (webhook_kinds <@ '{messages,events,actions}'::text[]);`);
     this.addSql(`alter table services add column handover_next_service_id integer null references services (id) on delete set null;`);
