@@ -114,11 +114,14 @@ export async function updateService(em: EntityManager, serviceId: number, change
     if (changes.enabled === true) {
       service.disabledAt = null;
       service.disabledReason = null;
-    } else if (changes.enabled === false && !service.disabledAt) {
-      service.disabledAt = new Date();
-      service.disabledReason = 'operator';
-      await tx.flush();
-      // Never silently: its conversations go to the next Service with the payloads delivered.
+    } else if (changes.enabled === false) {
+      if (!service.disabledAt) {
+        service.disabledAt = new Date();
+        service.disabledReason = 'operator';
+        await tx.flush();
+      }
+      // Never silently: its conversations go to the next Service with the payloads delivered
+      // (also those of a Service its 410 switched off, once an operator switches it off).
       await handOffConversations(tx, service);
     }
     // A Service disabled (or enabled) by an operator is refused (or served) at once on every node.
