@@ -36,6 +36,8 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   account:show    --account ID
   service:create  --account ID --name NAME [--webhook-url URL]
   service:update  --service ID [--name NAME] [--webhook-url URL] [--enable | --disable]
+                  [--standby none|all|participated] [--webhook-kinds messages,events,actions]
+                  [--handover-next SERVICE_IDENTIFICATION|none]
   default-service:set --account ID --identification SERVICE_IDENTIFICATION
   key:list        --service ID   (the keys' ids, prefixes and creation times)
   key:create      --service ID
@@ -63,7 +65,14 @@ const operatorInput = z.object({
 const operatorEmail = z.object({ email: z.string().email() });
 
 /** Schema field → the command-line flag that fills it, so problems name what the user typed. */
-const FLAGS: Record<string, string> = { webhookUrl: 'webhook-url', accountId: 'account', serviceId: 'service', keyId: 'key' };
+const FLAGS: Record<string, string> = {
+  webhookUrl: 'webhook-url',
+  accountId: 'account',
+  serviceId: 'service',
+  keyId: 'key',
+  webhookKinds: 'webhook-kinds',
+  handoverNext: 'handover-next',
+};
 
 const serviceFlag = z.object({ serviceId: z.coerce.number().int().positive() });
 
@@ -127,6 +136,13 @@ const commands: Record<string, Command> = {
       ...(values.name !== undefined ? { name: values.name } : {}),
       ...(values['webhook-url'] !== undefined ? { webhookUrl: values['webhook-url'] } : {}),
       ...(enabled !== undefined ? { enabled } : {}),
+      ...(values.standby !== undefined ? { standby: values.standby } : {}),
+      // A comma-separated list: messages,events,actions.
+      ...(values['webhook-kinds'] !== undefined ? { webhookKinds: String(values['webhook-kinds']).split(',').filter(Boolean) } : {}),
+      // "none" clears it.
+      ...(values['handover-next'] !== undefined
+        ? { handoverNext: values['handover-next'] === 'none' ? null : values['handover-next'] }
+        : {}),
     });
     const updated = await updateService(em, service.id, changes);
     const account = await em.findOneOrFail(AccountSchema, { id: service.accountId });
@@ -217,6 +233,9 @@ async function main(argv: string[]): Promise<number> {
         identification: { type: 'string' },
         enable: { type: 'boolean' },
         disable: { type: 'boolean' },
+        standby: { type: 'string' },
+        'webhook-kinds': { type: 'string' },
+        'handover-next': { type: 'string' },
       },
     }));
   } catch (err) {

@@ -325,6 +325,13 @@ const CASES: Case[] = [
   },
   {
     method: 'GET',
+    route: '/accounts/:accountId/users/:userId/handover',
+    path: (i) => `/adminApi/accounts/${i.accountId}/users/2147483000/handover`,
+    needs: ['conversations:read'],
+    allowed: 404,
+  },
+  {
+    method: 'GET',
     route: '/accounts/:accountId/canned-replies',
     path: (i) => `/adminApi/accounts/${i.accountId}/canned-replies`,
     needs: ['conversations:read'],

@@ -5,20 +5,23 @@ import { AccountSchema, ServiceSchema, UserSchema, type Account, type User } fro
 import { enqueue } from '../deliveries/outbox.ts';
 import type { Logger } from '../logger.ts';
 import { notify } from './notices.ts';
+import { standbyOf } from './standby.ts';
 import { eventPayload, type EventName } from '../presenters/webhook-payloads.ts';
 
-/** The event to the owner; when the owner is the team inbox (no webhook), a notice only the dashboard hears. */
+/**
+ * The event to the owner and the standby Services; when the owner is the team inbox (no webhook),
+ * a notice only the dashboard hears.
+ */
 export async function sendEvent(em: EntityManager, account: Account, user: User, name: EventName): Promise<void> {
   await em.transactional(async (tx) => {
     const owner = await tx.findOne(ServiceSchema, { id: user.ownerServiceId }, { fields: ['kind'] });
-    if (owner?.kind === 'inbox') {
-      notify(tx, { kind: 'inbox', userId: user.id, change: name });
-      return;
-    }
+    // The inbox has no webhook (the outbox writes it nothing): the dashboard hears of it instead.
+    if (owner?.kind === 'inbox') notify(tx, { kind: 'inbox', userId: user.id, change: name });
     await enqueue(tx, {
       kind: 'event',
       payload: eventPayload(name, account, user),
       recipients: [user.ownerServiceId],
+      standby: await standbyOf(tx, user.id),
       orderingKey: user.id,
     });
   });

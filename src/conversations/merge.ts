@@ -3,6 +3,7 @@
 // tombstone pointing to the registered one, and the owner Services hear of the new id.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type User } from '../db/entities/index.ts';
+import { standbyOf } from './standby.ts';
 import { enqueue } from '../deliveries/outbox.ts';
 import { clientMergingPayload } from '../presenters/webhook-payloads.ts';
 import { moveConversation } from './messages.ts';
@@ -65,6 +66,7 @@ export async function mergeAnonymousInto(em: EntityManager, merge: LoginMerge): 
     kind: 'client_merging',
     payload: clientMergingPayload({ account, oldUserId: anonymous.id, newUser: registered, requestUrl: merge.requestUrl }),
     recipients: [anonymous.ownerServiceId, registered.ownerServiceId],
+    standby: await standbyOf(em, anonymous.id),
     orderingKey: anonymous.id,
   });
   return registered;

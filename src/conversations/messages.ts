@@ -18,6 +18,7 @@ import { fromJson } from '../db/json.ts';
 import { messagePayload } from '../presenters/webhook-payloads.ts';
 import { notFound } from '../errors.ts';
 import { notify } from './notices.ts';
+import { standbyServices } from './standby.ts';
 import { CURRENT_AGENTS_OUT, lockUsersForMessages, type CurrentAgentsCte, type LockedUser } from './users.ts';
 
 /** What clients page through: everything but user system messages, which are signals for Services. */
@@ -283,6 +284,11 @@ export async function recordUserMessages(
   }));
   const { target, ids } = await lockForMessages(em, rows);
   const createdAt = new Date();
+  // Judged under the locks, against the owners as locked (docs/decisions/switchboard.md).
+  const standby = await standbyServices(
+    em,
+    target.map((user) => user.id),
+  );
   // The payloads as the messages will be written: with their ids, and their live users as locked.
   const deliveries = await deliveriesCte(
     em,
@@ -293,6 +299,7 @@ export async function recordUserMessages(
         kind: 'message' as const,
         payload: messagePayload(message, messages[i]?.account as Account, user),
         recipients: [user.ownerServiceId],
+        standby: standby.get(user.id),
         orderingKey: user.id,
       };
     }),

@@ -16,8 +16,14 @@ export interface DeliveryRequest {
   kind: DeliveryKind;
   /** Serialised once, here: every attempt sends and signs exactly these bytes. */
   payload: object;
-  /** Service ids. Services without a webhook URL receive nothing. */
+  /** Service ids. Services without a webhook URL, or whose webhook does not want this kind, receive nothing. */
   recipients: number[];
+  /**
+   * Standby Services (docs/decisions/switchboard.md): they receive the payload with
+   * `"standby": true` added, chained like the recipients' deliveries. A recipient is never also
+   * a standby one.
+   */
+  standby?: readonly number[] | undefined;
   /** Deliveries with the same key to the same Service arrive in the order they were enqueued. */
   orderingKey: number | null;
 }
@@ -113,14 +119,27 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
   const chains = new Map<string, [number, number]>();
   const planned = requests.map((request) => {
     const payload = JSON.stringify(request.payload);
-    return [...new Set(request.recipients)]
+    const recipients = new Set(request.recipients);
+    const standby = (request.standby ?? []).filter((id) => !recipients.has(id));
+    // Serialised once per role: the owners' bytes are exactly the spec's payload.
+    const standbyPayload = standby.length > 0 ? JSON.stringify({ ...request.payload, standby: true }) : '';
+    const standbyIds = new Set(standby);
+    return [...recipients, ...standbyIds]
       .sort((a, b) => a - b)
       .map((serviceId) => {
         const key = request.orderingKey;
         const chain = `${serviceId}:${key}`;
         const first = key !== null && !chains.has(chain);
         if (first) chains.set(chain, [serviceId, key]);
-        const row: Row = { id: randomUUID(), service_id: serviceId, ordering_key: key, kind: request.kind, payload, first, n: rows.length };
+        const row: Row = {
+          id: randomUUID(),
+          service_id: serviceId,
+          ordering_key: key,
+          kind: request.kind,
+          payload: standbyIds.has(serviceId) ? standbyPayload : payload,
+          first,
+          n: rows.length,
+        };
         rows.push(row);
         return row.id;
       });
@@ -141,7 +160,9 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
     );
     chainsLocked(em, locks);
   }
-  // Services without a webhook URL receive nothing. Inserted in request order, so `seq` keeps it.
+  // Services without a webhook URL receive nothing, nor those whose webhook does not want the
+  // payload's kind (messages, events, or actions: everything else). Inserted in request order,
+  // so `seq` keeps it.
   // A row that is ready, to an enabled Service, is leased to this node's worker when it has room
   // (handoff.ts), and what the worker needs to send it comes back with it.
   const target = handoffTarget(em);
@@ -158,6 +179,7 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
        from jsonb_to_recordset(:rows::jsonb)
             as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
        join services s on s.id = r.service_id and s.webhook_url is not null
+        and (case r.kind when 'message' then 'messages' when 'event' then 'events' else 'actions' end) = any(s.webhook_kinds)
        left join lateral (
          select true as pending from deliveries e
          where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'

@@ -14,6 +14,10 @@ export function presentService(service: Service, defaultServiceId: number | null
     enabled: !service.disabledAt,
     disabledAt: service.disabledAt?.toISOString() ?? null,
     disabledReason: service.disabledReason ?? null,
+    /** The switchboard (docs/service-api.md): which conversations it does not own it hears of, what its webhook wants, where it hands over. */
+    standby: service.standby,
+    webhookKinds: [...service.webhookKinds],
+    handoverNextServiceId: service.handoverNextServiceId ?? null,
     createdAt: service.createdAt.toISOString(),
   };
 }

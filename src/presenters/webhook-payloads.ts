@@ -78,6 +78,8 @@ export function changeOwnerPayload(input: {
   oldOwner: ServiceRef;
   newOwner: ServiceRef;
   initiatedBy: OwnerChangeInitiator;
+  /** A handover step's step, reason and metadata, carried as JSON text; the spec's "" otherwise. */
+  handover?: HandoverNote | null | undefined;
 }) {
   const defaultId = input.account.defaultServiceId ?? null;
   return {
@@ -86,10 +88,54 @@ export function changeOwnerPayload(input: {
     user: embeddedUser(input.user, input.user.id),
     body: {
       action: 'changeOwner' as const,
-      metadata: '',
+      metadata: input.handover ? JSON.stringify(handoverNote(input.handover)) : '',
       oldOwner: owner(input.oldOwner, defaultId),
       newOwner: owner(input.newOwner, defaultId),
       initiatedBy: initiator(input.initiatedBy, defaultId),
+    },
+  };
+}
+
+/** The handover protocol's steps (docs/decisions/switchboard.md). */
+export type HandoverStep = 'pass' | 'offer' | 'accept' | 'release';
+
+/** Why a step was taken, as the Service said it: a reason and a JSON object, both optional. */
+export interface HandoverNote {
+  step: HandoverStep;
+  reason: string | null;
+  metadata: Record<string, unknown> | null;
+}
+
+function handoverNote(note: HandoverNote) {
+  return { step: note.step, reason: note.reason, metadata: note.metadata };
+}
+
+/**
+ * A handover event (not in the specification): `offerControl` to the offering and the offered
+ * Service, or `failure` to a Service whose step was refused, with the step and the code it was
+ * answered.
+ */
+export function handoverPayload(input: {
+  account: AccountRef & Pick<Account, 'defaultServiceId'>;
+  user: UserRef;
+  initiatedBy: ServiceRef;
+  note: HandoverNote;
+  offer?: { from: ServiceRef; to: ServiceRef; expiresAt: Date } | undefined;
+  failure?: { code: string } | undefined;
+}) {
+  const defaultId = input.account.defaultServiceId ?? null;
+  return {
+    type: 'handover' as const,
+    accountIdentification: input.account.identification,
+    user: embeddedUser(input.user, input.user.id),
+    body: {
+      action: input.failure ? ('failure' as const) : ('offerControl' as const),
+      ...handoverNote(input.note),
+      ...(input.failure ? { code: input.failure.code } : {}),
+      ...(input.offer
+        ? { from: owner(input.offer.from, defaultId), to: owner(input.offer.to, defaultId), expiresAt: input.offer.expiresAt.toISOString() }
+        : {}),
+      initiatedBy: owner(input.initiatedBy, defaultId),
     },
   };
 }

@@ -2,9 +2,18 @@
 // the first Service of an account becomes the account's default.
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service, type ServiceApiKey } from '../db/entities/index.ts';
+import {
+  AccountSchema,
+  ServiceApiKeySchema,
+  ServiceSchema,
+  type Service,
+  type ServiceApiKey,
+  type StandbyMode,
+  type WebhookKind,
+} from '../db/entities/index.ts';
 import { accountChanged, notify } from '../conversations/notices.ts';
-import { conflict } from '../errors.ts';
+import { conflict, validationFailed } from '../errors.ts';
+import { handOffConversations } from '../conversations/handover.ts';
 import { alphanumericId, newSigningSecret, newToken, sha256Hex } from '../security/random.ts';
 
 export interface NewService {
@@ -85,6 +94,10 @@ export interface ServiceChanges {
   name?: string | undefined;
   webhookUrl?: string | null | undefined;
   enabled?: boolean | undefined;
+  standby?: StandbyMode | undefined;
+  webhookKinds?: WebhookKind[] | undefined;
+  /** The identification of another Service of the account, or null. */
+  handoverNext?: string | null | undefined;
 }
 
 /** Returns null when the Service does not exist. */
@@ -95,17 +108,34 @@ export async function updateService(em: EntityManager, serviceId: number, change
     if (changes.webhookUrl != null) refuseInbox(service, 'inbox_has_no_webhook');
     if (changes.name !== undefined) service.name = changes.name;
     if (changes.webhookUrl !== undefined) service.webhookUrl = changes.webhookUrl;
+    if (changes.standby !== undefined) service.standby = changes.standby;
+    if (changes.webhookKinds !== undefined) service.webhookKinds = [...new Set(changes.webhookKinds)];
+    if (changes.handoverNext !== undefined) service.handoverNextServiceId = await handoverNextId(tx, service, changes.handoverNext);
     if (changes.enabled === true) {
       service.disabledAt = null;
       service.disabledReason = null;
-    } else if (changes.enabled === false && !service.disabledAt) {
-      service.disabledAt = new Date();
-      service.disabledReason = 'operator';
+    } else if (changes.enabled === false) {
+      if (!service.disabledAt) {
+        service.disabledAt = new Date();
+        service.disabledReason = 'operator';
+        await tx.flush();
+      }
+      // Never silently: its conversations go to the next Service with the payloads delivered
+      // (also those of a Service its 410 switched off, once an operator switches it off).
+      await handOffConversations(tx, service);
     }
     // A Service disabled (or enabled) by an operator is refused (or served) at once on every node.
     notify(tx, accountChanged(service.accountId));
     return service;
   });
+}
+
+async function handoverNextId(em: EntityManager, service: Service, identification: string | null): Promise<number | null> {
+  if (identification === null) return null;
+  const next = await em.findOne(ServiceSchema, { identification, accountId: service.accountId });
+  if (!next) throw validationFailed([{ field: 'body.handoverNext', detail: 'the identification of a Service of the same account' }]);
+  if (next.id === service.id) throw validationFailed([{ field: 'body.handoverNext', detail: 'another Service than this one' }]);
+  return next.id;
 }
 
 export async function findService(em: EntityManager, serviceId: number): Promise<Service | null> {

@@ -104,6 +104,8 @@ export const ADMIN_POLICY = {
   'PUT /accounts/:accountId/users/:userId/read': rule('account', 'conversations:read'),
   // Only ever to the account's own inbox: answering includes taking over from a bot.
   'POST /accounts/:accountId/users/:userId/take-over': rule('account', 'conversations:reply'),
+  // Which Services are active, offered it and listening: read as the conversation is.
+  'GET /accounts/:accountId/users/:userId/handover': rule('account', 'conversations:read'),
   // Read by whoever answers; managed as the account's settings are.
   'GET /accounts/:accountId/canned-replies': rule('account', 'conversations:read'),
   'POST /accounts/:accountId/canned-replies': rule('account', 'accounts:edit'),

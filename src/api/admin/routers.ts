@@ -9,6 +9,7 @@ import { operatorRoutes } from './operators.ts';
 import { pushSettingsRoutes } from './push-settings.ts';
 import { userRoutes } from './users.ts';
 import { inboxRoutes } from './inbox.ts';
+import { handoverRoutes } from './handover.ts';
 import { serviceRoutes } from './services.ts';
 import { requireOperator } from './auth.ts';
 import { loginRoutes } from './login.ts';
@@ -32,6 +33,7 @@ export function adminRouter(): AppRouter {
   testEventRoutes(router);
   userRoutes(router);
   inboxRoutes(router);
+  handoverRoutes(router);
   mediaRoutes(router);
   operatorRoutes(router);
   deliveryRoutes(router);

@@ -51,9 +51,19 @@ export const updateServiceBody = z
     webhookUrl: webhookUrl.nullable().optional(),
     /** false switches the Service off (it receives nothing); true switches it back on, also after a 410. */
     enabled: z.boolean().optional(),
+    /** Which conversations it does not own the Service hears of (docs/service-api.md, "The switchboard"). */
+    standby: z.enum(['none', 'all', 'participated']).optional(),
+    /** The payload kinds its webhook wants. */
+    webhookKinds: z
+      .array(z.enum(['messages', 'events', 'actions']))
+      .max(3)
+      .refine((kinds) => new Set(kinds).size === kinds.length, 'each kind once')
+      .optional(),
+    /** The identification of the Service its pass without target, its release and its switching off hand to; null for none. */
+    handoverNext: z.string().min(1).max(64).nullable().optional(),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, webhookUrl, enabled');
+  .refine((body) => Object.keys(body).length > 0, 'give at least one of name, webhookUrl, enabled, standby, webhookKinds, handoverNext');
 
 export const deliveriesQuery = z.object({
   state: z.enum(['pending', 'delivered', 'dead']).optional(),

@@ -4,6 +4,7 @@ import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts'
 import type { MediaKind } from '../../media/types.ts';
 import { requireService } from './auth.ts';
 import { deliveryRoutes } from './deliveries.ts';
+import { handoverRoutes } from './handover.ts';
 import { mediaRoutes } from './media.ts';
 import { userRoutes } from './users.ts';
 
@@ -14,6 +15,7 @@ export function serviceRouters(options: { mediaMaxBytes: Readonly<Record<MediaKi
     const router: AppRouter = new Router<AppState, AppContextExtras>(prefix ? { prefix } : {});
     const routes: AppRouter = new Router<AppState, AppContextExtras>();
     userRoutes(routes, options.mediaMaxBytes);
+    handoverRoutes(routes);
     deliveryRoutes(routes);
     // Under the version prefix only: the unversioned /media/… belongs to the Client API.
     if (prefix) mediaRoutes(routes);

@@ -9,6 +9,30 @@ export const ownerBody = z.object({
   serviceIdentification: z.string().min(1).max(64),
 });
 
+/** A handover step's reason and metadata (docs/service-api.md): bounded, so they fit a changeOwner payload. */
+export const HANDOVER_LIMITS = { reason: 500, metadataBytes: 4096, minTimeoutSeconds: 10, maxTimeoutSeconds: 86_400 };
+
+const handoverNote = {
+  reason: z.string().trim().min(1).max(HANDOVER_LIMITS.reason).nullish(),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= HANDOVER_LIMITS.metadataBytes, {
+      message: `metadata is a JSON object of at most ${HANDOVER_LIMITS.metadataBytes} bytes`,
+    })
+    .nullish(),
+};
+
+export const releaseBody = z.object(handoverNote).strict();
+export const acceptBody = releaseBody;
+export const passBody = z.object({ ...handoverNote, serviceIdentification: z.string().min(1).max(64).nullish() }).strict();
+export const offerBody = z
+  .object({
+    ...handoverNote,
+    serviceIdentification: z.string().min(1).max(64).nullish(),
+    timeoutSeconds: z.number().int().min(HANDOVER_LIMITS.minTimeoutSeconds).max(HANDOVER_LIMITS.maxTimeoutSeconds).nullish(),
+  })
+  .strict();
+
 /** What an avatar may be: an absolute http(s) URL; whether plain http is allowed depends on the server (refuseHttpAvatar). */
 const AVATAR_RULE = 'an avatar is an absolute https URL (http too where private webhook addresses are allowed)';
 

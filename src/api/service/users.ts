@@ -1,6 +1,7 @@
 import { setAgentTyping, unsetAgent } from '../../conversations/agents.ts';
 import { messagePage, type Cursor } from '../../conversations/messages.ts';
 import { changeOwner } from '../../conversations/owners.ts';
+import { refuseStandbyAnswer } from '../../conversations/handover.ts';
 import { contactBody, setContact } from '../../conversations/contact.ts';
 import { receiveUpload } from '../../http/middleware/multipart.ts';
 import { ServiceSchema } from '../../db/entities/index.ts';
@@ -104,6 +105,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
     refuseHttpAvatar(body.agent, ctx.deps.config.webhooks.allowPrivate);
     const { userId } = parseParams(ctx, userIdParams);
     const caller = serviceCaller(ctx);
+    await refuseStandbyAnswer(ctx.deps.db.orm.em, caller.service, userId);
     // The writer checks the user (this account's, not merged) under its lock: no read before.
     const { message } = await ctx.deps.agentMessages.send({
       accountId: caller.account.id,
@@ -120,7 +122,8 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
   router.post('/users/:userId/typing', async (ctx) => {
     const body = parseBody(ctx, typingBody);
     refuseHttpAvatar(body.agent, ctx.deps.config.webhooks.allowPrivate);
-    const { user } = await targetUser(ctx);
+    const { caller, user } = await targetUser(ctx);
+    await refuseStandbyAnswer(ctx.deps.db.orm.em, caller.service, user.id);
     const updated = await setAgentTyping(ctx.deps.db.orm.em, {
       userId: user.id,
       agent: { id: body.agent.id, name: body.agent.name, avatar: body.agent.avatar ?? null },

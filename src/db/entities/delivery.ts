@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
 /** Service webhooks: event, message, action, client_merging. Pushes to devices: push_message, push_event. Answers by email: email. */
-export type DeliveryKind = 'event' | 'message' | 'action' | 'client_merging' | 'push_message' | 'push_event' | 'email';
+export type DeliveryKind = 'event' | 'message' | 'action' | 'handover' | 'client_merging' | 'push_message' | 'push_event' | 'email';
 export type DeliveryState = 'pending' | 'delivered' | 'dead';
 
 /**

@@ -5,6 +5,13 @@ export type ServiceDisabledReason = 'operator' | 'webhook_gone';
 /** `webhook`: a backend (webhooks, API keys); `inbox`: the account's team, answering from the dashboard. */
 export type ServiceKind = 'webhook' | 'inbox';
 
+/** Which conversations it does not own a Service hears of (docs/decisions/switchboard.md). */
+export type StandbyMode = 'none' | 'all' | 'participated';
+
+/** The payload kinds a Service's webhook wants; handover events and client merging are actions. */
+export type WebhookKind = 'messages' | 'events' | 'actions';
+export const WEBHOOK_KINDS: readonly WebhookKind[] = ['messages', 'events', 'actions'];
+
 /** A backend attached to an account: it receives webhooks and calls the Service API. */
 export const ServiceSchema = defineEntity({
   name: 'Service',
@@ -22,6 +29,10 @@ export const ServiceSchema = defineEntity({
     disabledAt: p.datetime().nullable(),
     /** 'operator' (PATCH enabled: false) or 'webhook_gone' (the endpoint answered 410). */
     disabledReason: p.string().$type<ServiceDisabledReason>().nullable(),
+    standby: p.string().$type<StandbyMode>().default('none'),
+    webhookKinds: p.array<WebhookKind>().onCreate(() => [...WEBHOOK_KINDS]),
+    /** Where this Service's pass without a target, its release, and its switching off hand a conversation. */
+    handoverNextServiceId: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

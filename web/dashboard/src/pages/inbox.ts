@@ -16,6 +16,7 @@ import type { PageContext } from '../page.ts';
 import { can } from '../permissions.ts';
 import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
 import { badge, busy, errorText, say, statusLine } from '../ui.ts';
+import { switchboardLine } from './switchboard.ts';
 
 type View = 'mine' | 'unassigned' | 'open' | 'bots' | 'resolved';
 
@@ -434,6 +435,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
         { class: 'hint' },
         `${state.status}${state.snoozedUntil ? ` until ${formatTime(state.snoozedUntil)}` : ''} · assigned to ${operatorName(state.assigneeId)} · owner ${services.get(state.ownerServiceId) ?? 'Service'}`,
       ),
+      switchboardLine(path),
       controls,
       status,
     );
