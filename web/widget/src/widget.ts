@@ -13,6 +13,7 @@ import { ApiError, TYPE, type ChatMessage, type MediaView } from './types.ts';
 import { isUnavailable, ownerMessage } from './unavailable.ts';
 import { avatar, mediaPath, renderMessage, renderOutgoing, type FileLink, type MessageActions } from './ui/message-view.ts';
 import { View } from './ui/view.ts';
+import { Reach } from './reach.ts';
 import { h } from './ui/dom.ts';
 
 /** Codes with which Palaver refuses a device that is registered but called without (valid) authorization. */
@@ -78,6 +79,8 @@ export class Widget {
   /** Palaver refused this page for good (unavailable.ts): nothing is tried again. */
   private unavailable = false;
   private readonly actions: MessageActions;
+  /** The pre-chat form, business hours and email links (reach.ts). */
+  private readonly reach: Reach;
   private readonly onVisibility = () => this.markSeen();
   private readonly onOnline = () => this.flush();
   private readonly onStorage = (event: StorageEvent) => this.identityChangedElsewhere(event);
@@ -116,6 +119,16 @@ export class Widget {
         this.view.focusComposer();
       },
     };
+    this.reach = new Reach(settings, this.view, {
+      headers: () => this.api.headers(),
+      registered: () => this.identity.registered,
+      signedIn: () => this.identity.authorization !== null,
+      visitorWrote: () =>
+        this.conversation.outgoing.length > 0 || [...this.conversation.messages.values()].some((m) => m.typeId === TYPE.user),
+      start: () => this.start(),
+      adopt: (deviceId) => this.adoptDevice(deviceId),
+      open: () => this.open(),
+    });
     document.body.append(this.view.host);
     document.addEventListener('visibilitychange', this.onVisibility);
     window.addEventListener('online', this.onOnline);
@@ -124,6 +137,7 @@ export class Widget {
     // registers when it first opens the chat, so page views alone create no conversations.
     if (this.identity.registered || settings.startOpen) void this.start();
     if (settings.startOpen) this.open();
+    void this.reach.redeemFromLocation();
   }
 
   // ---- the public API (window.Palaver) ----
@@ -134,6 +148,7 @@ export class Widget {
     this.view.show(true);
     this.view.scrollToBottom();
     this.events.emit('open', undefined);
+    this.reach.opened();
     this.chatOpenedPending = true;
     this.sendChatOpened();
     void this.start().then(() => this.markSeen());
@@ -169,6 +184,7 @@ export class Widget {
 
   destroy(): void {
     this.destroyed = true;
+    this.reach.destroy();
     this.socket?.disconnect();
     this.socket = null;
     clearTimeout(this.typingIdle);
@@ -219,6 +235,15 @@ export class Widget {
     await this.register();
     await this.loadLatest();
     this.openSocket();
+    void this.reach.load();
+  }
+
+  /** An email's link gave this browser a device of the conversation's (anonymous) user: the widget goes on as it. */
+  private async adoptDevice(deviceId: string): Promise<void> {
+    this.identity = { deviceId, authorization: null, registered: true };
+    this.identities.save(this.identity);
+    this.conversation.outgoing.splice(0);
+    await this.restart();
   }
 
   private async register(): Promise<void> {
@@ -673,6 +698,7 @@ export class Widget {
         return chip;
       }),
     );
+    this.reach.render();
   }
 
   private keyed(key: string, version: string, draw: () => HTMLLIElement): HTMLLIElement {
