@@ -127,7 +127,10 @@ describe('chat settings: pre-chat form, business hours, conversation links', fun
     let hours: (at?: string) => ReturnType<Client['get']>;
 
     beforeEach(async () => {
-      const made = await api.post<{ apiKey: string }>(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 'Bot', webhookUrl: null } });
+      const made = await api.post<{ apiKey: string }>(`/adminApi/accounts/${account.id}/services`, {
+        token,
+        json: { name: 'Bot', webhookUrl: null },
+      });
       expect(made.status, made.text).to.equal(201);
       const key = made.body.data.apiKey;
       hours = (at) => api.get(`/serviceApi/v2.3/account/hours${at ? `?at=${encodeURIComponent(at)}` : ''}`, { token: key });

@@ -95,7 +95,10 @@ export function renderEmail(burst: Burst, options: LinkOptions, now = Date.now()
     `${root}/email/media/${signLink(options.linkSecret, { k: 'media', a: burst.accountId, u: burst.userId, p: path, exp })}`;
   const unsubscribeUrl = `${root}/email/unsubscribe/${signLink(options.linkSecret, { k: 'unsubscribe', a: burst.accountId, u: burst.userId })}`;
   const conversationUrl = burst.pageUrl
-    ? conversationLink(burst.pageUrl, signLink(options.linkSecret, { k: 'conversation', a: burst.accountId, u: burst.userId, e: addressDigest(burst.email), exp }))
+    ? conversationLink(
+        burst.pageUrl,
+        signLink(options.linkSecret, { k: 'conversation', a: burst.accountId, u: burst.userId, e: addressDigest(burst.email), exp }),
+      )
     : null;
   const blocks = burst.messages.map((message) => ({ agent: message.agent?.name ?? t.team, parts: partsOf(message, mediaLink, t) }));
   const hasLinks = burst.messages.some((m) => m.media || m.content?.carousel.some((i) => i.media));

@@ -55,7 +55,11 @@ const intervals = z
         ctx.addIssue({ code: 'custom', path: [i, 'to'], message: 'must be later than from (split an interval across midnight in two)' });
       const before = list[i - 1];
       if (before && minutes(item.from) < minutes(before.to))
-        ctx.addIssue({ code: 'custom', path: [i, 'from'], message: 'must not be before the end of the interval before it (in order, not overlapping)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'from'],
+          message: 'must not be before the end of the interval before it (in order, not overlapping)',
+        });
     });
   });
 
@@ -75,7 +79,9 @@ export const businessHoursInput = z
       .max(64)
       .refine((zone) => canonicalTimeZone(zone) !== null, 'must be an IANA time zone such as Europe/Amsterdam')
       .transform((zone) => canonicalTimeZone(zone) ?? zone),
-    weekly: z.object(Object.fromEntries(WEEKDAYS.map((day) => [day, intervals.optional()])) as Record<Weekday, z.ZodOptional<typeof intervals>>).strict(),
+    weekly: z
+      .object(Object.fromEntries(WEEKDAYS.map((day) => [day, intervals.optional()])) as Record<Weekday, z.ZodOptional<typeof intervals>>)
+      .strict(),
     closedDays: z
       .array(isoDate)
       .max(400)
@@ -85,7 +91,11 @@ export const businessHoursInput = z
   .strict();
 
 /** Minutes the widget shows as the usual reply time ("usually replies within 10 minutes"). */
-export const replyTimeInput = z.number().int().min(1).max(7 * 24 * 60);
+export const replyTimeInput = z
+  .number()
+  .int()
+  .min(1)
+  .max(7 * 24 * 60);
 
 interface LocalTime {
   date: string;

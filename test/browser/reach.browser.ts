@@ -19,6 +19,9 @@ const IMAGES = path.resolve(import.meta.dirname, '..', '..', 'docs', 'images');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const LINK_SECRET = 'a test secret that is long enough to sign links';
 const TITLE = 'Chat with Acme';
+// In-page (this suite is typed without the DOM library): focus inside the Shadow DOM is the shadow root's activeElement.
+type InPage = { getRootNode(): unknown };
+const FOCUSED = (el: InPage) => (el.getRootNode() as { activeElement: unknown }).activeElement === el;
 
 describe('chat widget: pre-chat form, business hours, email links (Chromium)', function () {
   this.timeout(120_000);
@@ -115,11 +118,7 @@ describe('chat widget: pre-chat form, business hours, email links (Chromium)', f
     await page.getByText('Usually replies within 10 minutes').waitFor();
     // The form stands in for the composer, and has focus.
     expect(await w.textbox.isVisible()).to.equal(false);
-    expect(
-      await page
-        .getByRole('textbox', { name: 'Your name' })
-        .evaluate((el) => (el.getRootNode() as unknown as { activeElement: unknown }).activeElement === el),
-    ).to.equal(true);
+    expect(await page.getByRole('textbox', { name: 'Your name' }).evaluate(FOCUSED)).to.equal(true);
     await page
       .getByRole('button', { name: 'Not now' })
       .count()
@@ -171,9 +170,7 @@ describe('chat widget: pre-chat form, business hours, email links (Chromium)', f
     await page.getByRole('button', { name: 'Not now' }).click();
     await form.waitFor({ state: 'detached' });
     // Focus goes back to writing.
-    expect(await w.textbox.evaluate((el) => (el.getRootNode() as unknown as { activeElement: unknown }).activeElement === el)).to.equal(
-      true,
-    );
+    expect(await w.textbox.evaluate(FOCUSED)).to.equal(true);
     expect((await newestUser()).contact).to.equal(null);
   });
 
