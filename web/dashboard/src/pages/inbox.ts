@@ -15,6 +15,7 @@ import type { PageContext } from '../main.ts';
 import { can } from '../permissions.ts';
 import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
 import { badge, busy, errorText, say, statusLine } from '../ui.ts';
+import { contactRows, type ContactView } from './contact-details.ts';
 
 type View = 'mine' | 'unassigned' | 'open' | 'bots' | 'resolved';
 
@@ -496,6 +497,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
         {},
         h('dt', {}, 'Identifier'),
         h('dd', {}, user?.uniqueIdentifier ?? 'anonymous'),
+        ...contactRows((user as { contact?: ContactView | null } | undefined)?.contact),
         ...info.flatMap(([key, value]) => [h('dt', {}, key), h('dd', {}, typeof value === 'string' ? value : JSON.stringify(value))]),
         ...(devices[0]
           ? [
