@@ -642,7 +642,8 @@ export const operations: Operation[] = [
     method: 'post',
     path: '/conversation-link',
     api: 'client',
-    summary: "Redeem an email's #palaver-conversation token: open the conversation on this device, or on a new device of its anonymous user",
+    summary:
+      "Redeem an email's #palaver-conversation token: open the conversation on this device, or on a new device of its anonymous user",
     body: conversationLinkBody,
   },
 
