@@ -2,15 +2,23 @@
 // link, and the way back to the conversation. Each is a token signed with HMAC-SHA-256 under
 // `email.linkSecret`, so that nobody can make one for another file or another customer; the
 // token names the account and user, and the file's path, never the message text.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export type LinkClaims =
   /** A file of the user's conversation, until `exp` (seconds since the epoch). */
   | { k: 'media'; a: number; u: number; p: string; exp: number }
   /** Stop answers by email to this user of this account. Never expires: an old email must still work. */
   | { k: 'unsubscribe'; a: number; u: number }
-  /** The conversation, for the widget on the page where the customer chatted. */
-  | { k: 'conversation'; a: number; u: number };
+  /**
+   * The conversation, for the widget on the page where the customer chatted, until `exp`; `e`
+   * is a digest of the address the email went to (the link stops working when it changes).
+   */
+  | { k: 'conversation'; a: number; u: number; e: string; exp: number };
+
+/** The digest of an address a conversation link names: the first 16 hex digits of its SHA-256. */
+export function addressDigest(email: string): string {
+  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 16);
+}
 
 function mac(secret: string, body: string): Buffer {
   return createHmac('sha256', secret).update(body).digest();

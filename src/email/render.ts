@@ -2,7 +2,7 @@
 // a text part and an HTML part with the same content. No remote images and no scripts: pictures
 // and files are links (signed, expiring), so opening the email tells nobody anything.
 import type { Burst, BurstMessage } from './compose.ts';
-import { signLink } from './links.ts';
+import { addressDigest, signLink } from './links.ts';
 
 export interface LinkOptions {
   publicUrl: string;
@@ -94,8 +94,20 @@ export function renderEmail(burst: Burst, options: LinkOptions, now = Date.now()
   const mediaLink = (path: string) =>
     `${root}/email/media/${signLink(options.linkSecret, { k: 'media', a: burst.accountId, u: burst.userId, p: path, exp })}`;
   const unsubscribeUrl = `${root}/email/unsubscribe/${signLink(options.linkSecret, { k: 'unsubscribe', a: burst.accountId, u: burst.userId })}`;
+  // From the newest answer, not from the attempt: a retried email says exactly what the first said.
+  const newest = Math.max(...burst.messages.map((m) => m.createdAt.getTime()), 0);
+  const conversationExp = Math.floor(newest / 1000) + options.linkTtlSeconds;
   const conversationUrl = burst.pageUrl
-    ? conversationLink(burst.pageUrl, signLink(options.linkSecret, { k: 'conversation', a: burst.accountId, u: burst.userId }))
+    ? conversationLink(
+        burst.pageUrl,
+        signLink(options.linkSecret, {
+          k: 'conversation',
+          a: burst.accountId,
+          u: burst.userId,
+          e: addressDigest(burst.email),
+          exp: conversationExp,
+        }),
+      )
     : null;
   const blocks = burst.messages.map((message) => ({ agent: message.agent?.name ?? t.team, parts: partsOf(message, mediaLink, t) }));
   const hasLinks = burst.messages.some((m) => m.media || m.content?.carousel.some((i) => i.media));

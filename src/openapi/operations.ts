@@ -8,6 +8,8 @@ import * as clientInput from '../commands/client/input.ts';
 import * as service from '../api/service/schema.ts';
 import * as web from '../api/web/widget.ts';
 import { emailLinkParams } from '../api/web/email.ts';
+import { conversationLinkBody } from '../api/client/chat-settings.ts';
+import { hoursQuery } from '../api/service/account.ts';
 import { contactBody } from '../conversations/contact.ts';
 
 export type Api = 'health' | 'web' | 'admin' | 'client' | 'service';
@@ -637,6 +639,20 @@ export const operations: Operation[] = [
     summary: "Set the caller's contact details (409 contact_set_by_service when their backend set them)",
     body: contactBody,
   },
+  {
+    method: 'get',
+    path: '/chat-settings',
+    api: 'client',
+    summary: "The widget's settings: the pre-chat form, the usual reply time, and whether the team is in now (business hours)",
+  },
+  {
+    method: 'post',
+    path: '/conversation-link',
+    api: 'client',
+    summary:
+      "Redeem an email's #palaver-conversation token: open the conversation on this device, or on a new device of its anonymous user",
+    body: conversationLinkBody,
+  },
 
   { method: 'get', path: '/users/{userId}', api: 'service', summary: 'A user', params: service.userIdParams },
   {
@@ -742,5 +758,12 @@ export const operations: Operation[] = [
     path: '/deliveries/retry',
     api: 'service',
     summary: "Send the calling Service's deliveries that wait for a later attempt now (it is back), each the head of its conversation",
+  },
+  {
+    method: 'get',
+    path: '/account/hours',
+    api: 'service',
+    summary: "The account's business hours, and whether the team is in at `at` (now by default), when it closes or opens next",
+    query: hoursQuery,
   },
 ];

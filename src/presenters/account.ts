@@ -1,4 +1,5 @@
 import type { Account, Service } from '../db/entities/index.ts';
+import { chatSettingsOf } from '../tenancy/chat-settings.ts';
 import { presentService } from './service.ts';
 
 /**
@@ -16,6 +17,7 @@ export function presentAccount(account: Account) {
     stickyMessage: account.stickyMessage ?? null,
     allowedOrigins: account.settings.allowedOrigins ?? [],
     requireTwoFactor: account.requireTwoFactor,
+    ...chatSettingsOf(account),
     createdAt: account.createdAt.toISOString(),
   };
 }

@@ -3,6 +3,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
 import { alphanumericId, newAuthorizationSecret } from '../security/random.ts';
+import type { BusinessHours } from './business-hours.ts';
+import type { PrechatForm } from './chat-settings.ts';
 import { addInbox } from './services.ts';
 
 export interface NewAccount {
@@ -51,6 +53,9 @@ export interface AccountChanges {
   stickyMessage?: string | null | undefined;
   allowedOrigins?: string[] | undefined;
   requireTwoFactor?: boolean | undefined;
+  prechatForm?: PrechatForm | undefined;
+  businessHours?: BusinessHours | null | undefined;
+  replyTimeMinutes?: number | null | undefined;
 }
 
 export async function updateAccount(em: EntityManager, accountId: number, changes: AccountChanges): Promise<Account | null> {
@@ -62,6 +67,8 @@ export async function updateAccount(em: EntityManager, accountId: number, change
   if (changes.requireTwoFactor !== undefined) account.requireTwoFactor = changes.requireTwoFactor;
   if (changes.allowedOrigins !== undefined)
     account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
+  for (const key of ['prechatForm', 'businessHours', 'replyTimeMinutes'] as const)
+    if (changes[key] !== undefined) account.settings = { ...account.settings, [key]: changes[key] };
   await em.flush();
   return account;
 }

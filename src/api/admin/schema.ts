@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createPrivateKey } from 'node:crypto';
 import type { ActivityCursor } from '../../conversations/by-activity.ts';
 import type { InboxCursor } from '../../conversations/inbox.ts';
+import { chatSettingsChanges } from '../../tenancy/chat-settings.ts';
 import { isPermission } from '../../tenancy/permissions.ts';
 import { RICH_LIMITS } from '../service/schema.ts';
 import { newPassword } from '../../security/password-policy.ts';
@@ -128,11 +129,13 @@ export const updateAccountBody = z
     allowedOrigins: z.array(webOrigin).max(100).optional(),
     /** Every operator with grants on the account must sign in with two factors to use them. */
     requireTwoFactor: z.boolean().optional(),
+    /** The widget's pre-chat form, business hours and usual reply time (tenancy/chat-settings.ts). */
+    ...chatSettingsChanges,
   })
   .strict()
   .refine(
     (body) => Object.keys(body).length > 0,
-    'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins, requireTwoFactor',
+    'give at least one of name, welcomeMessage, stickyMessage, allowedOrigins, requireTwoFactor, prechatForm, businessHours, replyTimeMinutes',
   );
 
 export const usersQuery = z.object({

@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import type { MediaKind } from '../../media/types.ts';
+import { accountRoutes } from './account.ts';
 import { requireService } from './auth.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { handoverRoutes } from './handover.ts';
@@ -17,6 +18,7 @@ export function serviceRouters(options: { mediaMaxBytes: Readonly<Record<MediaKi
     userRoutes(routes, options.mediaMaxBytes);
     handoverRoutes(routes);
     deliveryRoutes(routes);
+    accountRoutes(routes);
     // Under the version prefix only: the unversioned /media/… belongs to the Client API.
     if (prefix) mediaRoutes(routes);
     router.use(requireService(), routes.routes());

@@ -7,6 +7,10 @@ export interface AccountSettings {
    * absent or empty: any origin (the Client API authenticates by headers, never cookies).
    */
   allowedOrigins?: string[];
+  /** The widget's pre-chat form, business hours and usual reply time (tenancy/chat-settings.ts). */
+  prechatForm?: unknown;
+  businessHours?: unknown;
+  replyTimeMinutes?: number | null;
   [key: string]: unknown;
 }
 

@@ -12,6 +12,8 @@ import type { View } from './ui/view.ts';
 export interface RenderState {
   loadingOlder(): boolean;
   unavailable(): boolean;
+  /** Draws what lives beside the conversation (the form and the hours notice, reach.ts). */
+  drawBeside(): void;
 }
 
 function sameAgent(a: ChatMessage['agent'], b: ChatMessage['agent']): boolean {
@@ -36,6 +38,7 @@ export class ConversationRenderer {
   render(): void {
     const hadFocus = this.view.holdsFocus();
     this.draw();
+    this.state.drawBeside();
     if (hadFocus && !this.view.holdsFocus()) this.view.focusComposer();
   }
 

@@ -19,6 +19,7 @@ import { TYPE, type ChatMessage } from './types.ts';
 import { Typing } from './typing.ts';
 import { isUnavailable, ownerMessage } from './unavailable.ts';
 import { View } from './ui/view.ts';
+import { Reach } from './reach.ts';
 
 export class Widget {
   readonly events = new Emitter<WidgetEvents>();
@@ -41,6 +42,8 @@ export class Widget {
   private destroyed = false;
   /** Palaver refused this page for good (unavailable.ts): nothing is tried again. */
   private unavailable = false;
+  /** The pre-chat form, business hours and email links (reach.ts). */
+  private readonly reach: Reach;
   private readonly onVisibility = () => this.seen.mark();
   private readonly onOnline = () => this.queue.flush();
   private readonly onStorage = (event: StorageEvent) => this.identityChangedElsewhere(event);
@@ -106,8 +109,18 @@ export class Widget {
           this.view.focusComposer();
         },
       },
-      { loadingOlder: () => this.loadingOlder, unavailable: () => this.unavailable },
+      { loadingOlder: () => this.loadingOlder, unavailable: () => this.unavailable, drawBeside: () => this.reach.render() },
     );
+    this.reach = new Reach(settings, this.view, {
+      headers: () => this.api.headers(),
+      registered: () => this.identity.registered,
+      signedIn: () => this.identity.authorization !== null,
+      visitorWrote: () =>
+        this.conversation.outgoing.length > 0 || [...this.conversation.messages.values()].some((m) => m.typeId === TYPE.user),
+      start: () => this.start(),
+      adopt: (deviceId) => this.adoptDevice(deviceId),
+      open: () => this.open(),
+    });
     document.body.append(this.view.host);
     document.addEventListener('visibilitychange', this.onVisibility);
     window.addEventListener('online', this.onOnline);
@@ -116,6 +129,7 @@ export class Widget {
     // registers when it first opens the chat, so page views alone create no conversations.
     if (this.identity.registered || settings.startOpen) void this.start();
     if (settings.startOpen) this.open();
+    void this.reach.redeemFromLocation();
   }
 
   // ---- the public API (window.Palaver) ----
@@ -126,6 +140,7 @@ export class Widget {
     this.view.show(true);
     this.view.scrollToBottom();
     this.events.emit('open', undefined);
+    this.reach.opened();
     this.chatOpenedPending = true;
     this.sendChatOpened();
     void this.start().then(() => this.seen.mark());
@@ -161,6 +176,7 @@ export class Widget {
 
   destroy(): void {
     this.destroyed = true;
+    this.reach.destroy();
     this.transport.close();
     this.typing.clear();
     this.queue.stop();
@@ -203,6 +219,15 @@ export class Widget {
     await this.register();
     await this.loadLatest();
     this.openSocket();
+    void this.reach.load();
+  }
+
+  /** An email's link gave this browser a device of the conversation's (anonymous) user: the widget goes on as it. */
+  private async adoptDevice(deviceId: string): Promise<void> {
+    this.identity = { deviceId, authorization: null, registered: true };
+    this.identities.save(this.identity);
+    this.conversation.outgoing.splice(0);
+    await this.restart();
   }
 
   private async register(): Promise<void> {

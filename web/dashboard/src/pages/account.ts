@@ -4,6 +4,7 @@ import type { PageContext } from '../page.ts';
 import { can, sendContentRefusal } from '../permissions.ts';
 import type { AccountOverview, Service } from '../types.ts';
 import { badge, busy, say, secretBox, statusLine } from '../ui.ts';
+import { chatSettingsSection } from './chat-settings.ts';
 import { secretRotationSection } from './secret-rotation.ts';
 import { privateAddressWarning } from './webhook-url.ts';
 
@@ -38,7 +39,14 @@ async function render(ctx: PageContext, accountId: number, created: HTMLElement 
         // The list shows the new default at once (its badge), the rest of the page as it was.
         defaultServiceSection(ctx, account, (changed) => services.replaceChildren(serviceList(changed))),
       ),
-      h('div', {}, settingsSection(ctx, account), snippetSection(account), authorizationSecretSection(ctx, account)),
+      h(
+        'div',
+        {},
+        settingsSection(ctx, account),
+        chatSettingsSection(ctx, account),
+        snippetSection(account),
+        authorizationSecretSection(ctx, account),
+      ),
     ),
   );
 }

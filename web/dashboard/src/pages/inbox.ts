@@ -16,6 +16,7 @@ import type { PageContext } from '../page.ts';
 import { can } from '../permissions.ts';
 import type { AccountOverview, ChatMessage, UserSummary } from '../types.ts';
 import { badge, busy, errorText, say, statusLine } from '../ui.ts';
+import { contactRows, type ContactView } from './contact-details.ts';
 import { switchboardLine } from './switchboard.ts';
 
 type View = 'mine' | 'unassigned' | 'open' | 'bots' | 'resolved';
@@ -493,6 +494,7 @@ export async function inboxPage(ctx: PageContext, accountId: number, userId?: nu
         {},
         h('dt', {}, 'Identifier'),
         h('dd', {}, user?.uniqueIdentifier ?? 'anonymous'),
+        ...contactRows((user as { contact?: ContactView | null } | undefined)?.contact),
         ...info.flatMap(([key, value]) => [h('dt', {}, key), h('dd', {}, typeof value === 'string' ? value : JSON.stringify(value))]),
         ...(devices[0]
           ? [

@@ -5,6 +5,7 @@ import type { Settings } from '../settings.ts';
 import { h, icon, ICONS } from './dom.ts';
 import { trapFocus } from './focus-trap.ts';
 import { CSS } from './styles.ts';
+import { REACH_CSS } from './reach-styles.ts';
 
 export interface ViewHandlers {
   open(): void;
@@ -19,10 +20,10 @@ function adoptStyles(root: ShadowRoot): void {
   // A constructed sheet needs no 'unsafe-inline' under a Content-Security-Policy; older browsers get a <style>.
   if ('adoptedStyleSheets' in root && typeof CSSStyleSheet === 'function' && 'replaceSync' in CSSStyleSheet.prototype) {
     const sheet = new CSSStyleSheet();
-    sheet.replaceSync(CSS);
+    sheet.replaceSync(CSS + REACH_CSS);
     root.adoptedStyleSheets = [sheet];
   } else {
-    root.append(h('style', {}, CSS));
+    root.append(h('style', {}, CSS + REACH_CSS));
   }
 }
 
@@ -50,6 +51,11 @@ export class View {
   readonly textarea: HTMLTextAreaElement;
   readonly sendButton: HTMLButtonElement;
   readonly fileInput: HTMLInputElement;
+  /** The pre-chat form and business hours (reach.ts): above the log, below it, under the heading. */
+  readonly reachTop: HTMLElement;
+  readonly reachBottom: HTMLElement;
+  readonly headerNote: HTMLElement;
+  readonly composer: HTMLFormElement;
   private readonly attach: HTMLButtonElement;
   private readonly closeButton: HTMLButtonElement;
 
@@ -80,13 +86,14 @@ export class View {
 
     this.headerAvatar = h('span', { hidden: true });
     this.subtitle = h('p', {});
+    this.headerNote = h('p', { class: 'reply-time', hidden: true });
     const close = h('button', { class: 'close', type: 'button', 'aria-label': s.closeChat }, icon(ICONS.close));
     this.closeButton = close;
     const header = h(
       'div',
       { class: 'header' },
       this.headerAvatar,
-      h('div', { class: 'heading' }, h('h2', { id: 'palaver-title' }, settings.title), this.subtitle),
+      h('div', { class: 'heading' }, h('h2', { id: 'palaver-title' }, settings.title), this.subtitle, this.headerNote),
       close,
     );
 
@@ -127,6 +134,9 @@ export class View {
     this.attach = attach;
     this.sendButton = h('button', { class: 'icon-button send', type: 'submit', 'aria-label': s.send, disabled: true }, icon(ICONS.send));
     const composer = h('form', { class: 'composer' }, attach, this.fileInput, this.textarea, this.sendButton);
+    this.composer = composer;
+    this.reachTop = h('div', { class: 'reach-top' });
+    this.reachBottom = h('div', { class: 'reach-bottom' });
 
     this.dialog = h(
       'div',
@@ -135,9 +145,11 @@ export class View {
       this.banner,
       this.sticky,
       this.unavailable,
+      this.reachTop,
       this.log,
       this.typing,
       this.quick,
+      this.reachBottom,
       this.notice,
       composer,
     );
@@ -207,14 +219,14 @@ export class View {
     this.root.classList.toggle('open', open);
     this.launcher.setAttribute('aria-expanded', String(open));
     // A disabled text box (the chat is unavailable) cannot take focus: the dialog's first control does.
-    if (open) (this.textarea.disabled ? this.closeButton : this.textarea).focus();
+    if (open) (this.textarea.disabled || this.composer.hidden ? this.closeButton : this.textarea).focus();
     else this.launcher.focus();
   }
 
   /** Where focus goes when the control that had it leaves the list (a removed message's button). */
   focusComposer(): void {
     // A disabled text box (the chat is unavailable) takes no focus: the dialog's first control does.
-    (this.textarea.disabled ? this.closeButton : this.textarea).focus();
+    (this.textarea.disabled || this.composer.hidden ? this.closeButton : this.textarea).focus();
   }
 
   /** Focus is on one of the open dialog's controls. */
