@@ -5,6 +5,7 @@ import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts'
 import type { MediaKind } from '../../media/types.ts';
 import { identifyClient } from './auth.ts';
 import { contactRoutes } from './contact.ts';
+import { transcriptRoutes } from './transcript.ts';
 import { deviceRoutes } from './devices.ts';
 import { eventRoutes } from './events.ts';
 import { mediaRoutes } from './media.ts';
@@ -37,6 +38,7 @@ export function clientRouters(options: { mediaMaxBytes: Readonly<Record<MediaKin
     eventRoutes(routes);
     mediaRoutes(routes, options.mediaMaxBytes);
     contactRoutes(routes);
+    transcriptRoutes(routes);
     // Identification runs for these routes only, not for every path under the prefix.
     router.use(identifyClient(), routes.routes());
     return router;
