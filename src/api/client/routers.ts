@@ -21,7 +21,7 @@ export const CLIENT_PREFIXES = ['', ...['2', '3', '4', '5', '6', '7', '8', '9'].
 const CLIENT_PATH = new RegExp(
   `^(?:${CLIENT_PREFIXES.filter(Boolean)
     .map((p) => p.replaceAll('.', '\\.'))
-    .join('|')})?/(?:devices|messages|media|services/event|users/me/contact)(?:/|$)`,
+    .join('|')})?/(?:devices|messages|media|services/event|users/me/contact|users/me/transcript)(?:/|$)`,
 );
 
 /** Whether a request path is one of the Client API's (for CORS and text/plain JSON). */

@@ -97,6 +97,7 @@ export class Widget {
       attach: (file) => this.send(null, file),
       typed: () => this.typed(),
       nearTop: () => void this.loadOlder(),
+      transcript: () => this.api.transcript(),
     });
     this.actions = {
       strings: settings.strings,
