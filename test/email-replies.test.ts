@@ -139,7 +139,7 @@ describe('replies by email and transcripts, end to end', function () {
           smtp: { enabled: true, host: '127.0.0.1', port: 0 },
           webhookSecret: WEBHOOK_SECRET,
           maxBytes: 200_000,
-          rateLimit: { points: 20, durationSeconds: 3600 },
+          rateLimit: { points: 5, durationSeconds: 3600 },
         },
       },
       webhooks: { retrySchedule: [0, 1, 1, 1], pollIntervalMs: 100 },
@@ -171,6 +171,8 @@ describe('replies by email and transcripts, end to end', function () {
     const registered = await widget.register({ type: 3, referer: 'https://shop.example/help' });
     expect(registered.status, registered.text).to.equal(200);
     const userId = registered.body.data.userId;
+    // Ids start over in each test database, Redis's counts do not: this customer's start at zero.
+    await server.deps.redis?.del(`palaver:email-replies:${account.id}:${userId}`, `palaver:transcripts:${account.id}:${userId}`);
     if (contact) {
       const set = await widget.call('PUT', '/users/me/contact', { json: contact });
       expect(set.status, set.text).to.equal(200);
@@ -331,6 +333,30 @@ describe('replies by email and transcripts, end to end', function () {
     });
     transport.close();
     expect(await customerMessages(c.userId)).to.have.length(0);
+  });
+
+  it('refuses a reply over the size limit (552) and, past the rate limit, asks the sender to try later (452)', async () => {
+    const c = await customer();
+    const to = replyAddress({ domain: DOMAIN, secret: SECRET }, { accountId: c.account.id, userId: c.userId });
+    const transport = inboundTransport();
+    const send = async (text: string, id: string) =>
+      transport.sendMail({ envelope: { from: 'bram@example.com', to: [to] }, raw: await replyMime(to, text, id) }).then(
+        () => 250,
+        (e: { responseCode?: number }) => e.responseCode,
+      );
+    expect(await send('x'.repeat(250_000), '<big@mail.example.com>')).to.equal(552);
+    expect(await customerMessages(c.userId)).to.have.length(0);
+    // Five replies per window in this test's configuration.
+    for (let i = 1; i <= 5; i++) expect(await send(`Reply ${i}.`, `<limit-${i}@mail.example.com>`)).to.equal(250);
+    expect(await send('Reply 6.', '<limit-6@mail.example.com>')).to.equal(452);
+    transport.close();
+    expect((await customerMessages(c.userId)).map((m) => m.message)).to.deep.equal([
+      'Reply 1.',
+      'Reply 2.',
+      'Reply 3.',
+      'Reply 4.',
+      'Reply 5.',
+    ]);
   });
 
   it('takes replies from a hosted provider through the webhook route: signed raw, SendGrid multipart, Postmark JSON', async () => {
