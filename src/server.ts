@@ -181,6 +181,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
             messages,
             limiter: createLimiter('email-replies', inboundConfig.rateLimit, redis, redisFallback),
             logger,
+            metrics,
             options: {
               keys: { domain: inboundConfig.domain, secret: inboundConfig.secret, previousSecret: inboundConfig.previousSecret },
               maxBytes: inboundConfig.maxBytes,

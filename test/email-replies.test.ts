@@ -311,6 +311,9 @@ describe('replies by email and transcripts, end to end', function () {
     }
     transport.close();
     expect(await customerMessages(c.userId)).to.have.length(0);
+    // Counted for the operator (palaver_email_replies_total).
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(Number(/palaver_email_replies_total\{outcome="refused"\} (\d+)/.exec(metrics)?.[1])).to.be.at.least(3);
     const rowsAfter = await db().execute<Array<{ n: string }>>(`select count(*) as n from deliveries where service_id = ?`, [c.service.id]);
     expect(Number(rowsAfter[0]?.n)).to.equal(Number(rowsBefore[0]?.n));
   });

@@ -22,6 +22,7 @@ import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import type { ClientMessageWriter } from '../conversations/client-messages.ts';
 import { AccountSchema, MessageType, UserSchema } from '../db/entities/index.ts';
 import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import { verifyReplyAddress, type ReplyClaims, type ReplyKeys } from './reply-address.ts';
 import { replyText } from './reply-text.ts';
 
@@ -56,6 +57,7 @@ export class InboundMail {
       /** Replies per customer (their reply address) per window. */
       limiter: RateLimiterAbstract;
       logger: Logger;
+      metrics: Pick<Metrics, 'emailReplies'>;
       options: InboundOptions;
     },
   ) {}
@@ -64,13 +66,19 @@ export class InboundMail {
     return this.deps.options.maxBytes;
   }
 
-  /** Whether mail to `address` is taken: its signature verifies and its customer still exists. */
-  async recipient(address: string): Promise<RecipientVerdict> {
+  /**
+   * Whether mail to `address` is taken: its signature verifies and its customer still exists. A
+   * refusal is counted (the SMTP listener's RCPT) unless `counted` is false (the other
+   * recipients of a message, which need not be ours).
+   */
+  async recipient(address: string, { counted = true }: { counted?: boolean } = {}): Promise<RecipientVerdict> {
     const claims = verifyReplyAddress(address, this.deps.options.keys);
-    if (!claims) return { ok: false, permanent: true, reason: 'no such reply address' };
-    const user = await this.deps.em().findOne(UserSchema, { id: claims.userId, accountId: claims.accountId }, { fields: ['id'] });
-    if (!user) return { ok: false, permanent: true, reason: 'no such conversation' };
-    return { ok: true, claims };
+    const user = claims
+      ? await this.deps.em().findOne(UserSchema, { id: claims.userId, accountId: claims.accountId }, { fields: ['id'] })
+      : null;
+    if (claims && user) return { ok: true, claims };
+    if (counted) this.deps.metrics.emailReplies.inc({ outcome: 'refused' });
+    return { ok: false, permanent: true, reason: claims ? 'no such conversation' : 'no such reply address' };
   }
 
   /**
@@ -78,11 +86,17 @@ export class InboundMail {
    * webhook without one, the message's own To, Cc, Delivered-To and X-Original-To).
    */
   async receive(raw: Buffer, envelopeRecipients: readonly string[] | null): Promise<InboundOutcome> {
+    const outcome = await this.take(raw, envelopeRecipients);
+    this.deps.metrics.emailReplies.inc({ outcome: outcome.kind });
+    return outcome;
+  }
+
+  private async take(raw: Buffer, envelopeRecipients: readonly string[] | null): Promise<InboundOutcome> {
     const parsed = await simpleParser(raw, { skipHtmlToText: false, skipImageLinks: true, skipTextToHtml: true });
     const addresses = envelopeRecipients ?? headerRecipients(parsed);
     const targets = new Map<number, ReplyClaims>();
     for (const address of addresses) {
-      const verdict = await this.recipient(address);
+      const verdict = await this.recipient(address, { counted: false });
       if (verdict.ok && targets.size < MAX_RECIPIENTS) targets.set(verdict.claims.userId, verdict.claims);
     }
     if (targets.size === 0) return { kind: 'refused', reason: 'no reply address of ours among the recipients' };
