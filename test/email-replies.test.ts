@@ -318,6 +318,23 @@ describe('replies by email and transcripts, end to end', function () {
     expect(Number(rowsAfter[0]?.n)).to.equal(Number(rowsBefore[0]?.n));
   });
 
+  it('writes the reply of a visitor who signed in since the email in the conversation it moved to', async () => {
+    const c = await customer();
+    const to = replyAddress({ domain: DOMAIN, secret: SECRET }, { accountId: c.account.id, userId: c.userId });
+    c.widget.signIn(`customer-${Math.random().toString(36).slice(2)}`);
+    const signedIn = await c.widget.register({ type: 3 });
+    expect(signedIn.status, signedIn.text).to.equal(200);
+    const registeredId = signedIn.body.data.userId;
+    expect(registeredId).not.to.equal(c.userId);
+    const transport = inboundTransport();
+    await transport.sendMail({
+      envelope: { from: 'bram@example.com', to: [to] },
+      raw: await replyMime(to, gmailReply('Signed in now.'), '<merged@mail.example.com>'),
+    });
+    transport.close();
+    expect((await customerMessages(registeredId)).map((m) => m.message)).to.include('Signed in now.');
+  });
+
   it('drops an out-of-office reply and a reply with nothing of its own', async () => {
     const c = await customer();
     const to = replyAddress({ domain: DOMAIN, secret: SECRET }, { accountId: c.account.id, userId: c.userId });
