@@ -416,6 +416,14 @@ describe('replies by email and transcripts, end to end', function () {
     const sendgrid = await post(form, { authorization: `Basic ${Buffer.from(`inbound:${WEBHOOK_SECRET}`).toString('base64')}` });
     expect(sendgrid.status, await sendgrid.clone().text()).to.equal(200);
 
+    // Separate file parts (a provider not set to send the raw message): refused, 422.
+    const parted = new FormData();
+    parted.append('email', 'Subject: x\r\n\r\nhello');
+    parted.append('attachment1', new Blob([Buffer.from('abc')], { type: 'text/plain' }), 'a.txt');
+    const partedAnswer = await post(parted, { authorization: `Bearer ${WEBHOOK_SECRET}` });
+    expect(partedAnswer.status).to.equal(422);
+    expect(await partedAnswer.text()).to.contain('file_parts_not_accepted');
+
     const postmark = await post(
       JSON.stringify({ OriginalRecipient: to, RawEmail: (await replyMime(to, 'And Postmark.', '<hook-3@mail.example.com>')).toString() }),
       { 'content-type': 'application/json', authorization: `Bearer ${WEBHOOK_SECRET}` },

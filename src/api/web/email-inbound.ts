@@ -98,11 +98,19 @@ export function emailInboundRoutes(router: AppRouter): void {
     let fields: Record<string, unknown>;
     if (ctx.request.is('multipart')) {
       refuseDeclaredLength(ctx, inbound.maxBytes + 64 * 1024);
-      // Fields only: a provider's separate attachment parts are refused (ask for the raw MIME instead).
-      await koaBody({ multipart: true, urlencoded: false, json: false, formidable: { maxFiles: 0, maxFieldsSize: inbound.maxBytes } })(
-        ctx,
-        () => Promise.resolve(),
-      );
+      // Fields only: a provider's separate attachment parts are refused, 422 (send the raw MIME instead).
+      try {
+        await koaBody({ multipart: true, urlencoded: false, json: false, formidable: { maxFiles: 0, maxFieldsSize: inbound.maxBytes } })(
+          ctx,
+          () => Promise.resolve(),
+        );
+      } catch (err) {
+        // formidable's refusals: a file part (1015, maxFiles), fields over the limit (413), a broken body.
+        const { code, httpCode } = err as { code?: number; httpCode?: number };
+        if (code === 1015) throw new AppError(422, 'file_parts_not_accepted');
+        if (httpCode === 413) throw payloadTooLarge();
+        throw new AppError(400, 'invalid_multipart');
+      }
       fields = (ctx.request.body ?? {}) as Record<string, unknown>;
     } else if (ctx.request.is(ctx.state.jsonTypes ?? ['json'])) {
       fields = (ctx.request.body ?? {}) as Record<string, unknown>;
