@@ -220,6 +220,39 @@ const schema = z
           timeoutMs: z.coerce.number().int().positive().default(30000),
         })
         .optional(),
+      /**
+       * Replies by email and transcripts (docs/operations.md "Replies by email"): with `domain`
+       * set, emails carry a signed Reply-To `reply+<token>@<domain>`; the customer's reply
+       * reaches Palaver through the SMTP listener or the inbound-mail webhook route.
+       */
+      inbound: z.object({
+        /** The domain whose MX points at Palaver's listener (or the mail provider's inbound route). */
+        domain: z
+          .string()
+          .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i, 'must be a domain name')
+          .optional(),
+        /** Signs reply addresses; the same on every node. */
+        secret: z.string().min(32, 'must be at least 32 characters').optional(),
+        /** The secret before the last rotation: its addresses are still accepted. */
+        previousSecret: z.string().min(32, 'must be at least 32 characters').optional(),
+        /** The largest reply taken (SMTP SIZE, the webhook's body). */
+        maxBytes: z.coerce.number().int().positive(),
+        /** Replies per reply address (one customer) per window. */
+        rateLimit: rateLimit,
+        /** The listener for the MX: off unless enabled. */
+        smtp: z.object({
+          enabled: booleanLike,
+          host: z.string().min(1),
+          port: z.coerce.number().int().min(0).max(65535),
+          /** PEM files: set both to offer STARTTLS. */
+          tlsKeyFile: z.string().min(1).optional(),
+          tlsCertFile: z.string().min(1).optional(),
+        }),
+        /** Set: POST /email/inbound takes replies from a hosted mail provider, authenticated with it. */
+        webhookSecret: z.string().min(32, 'must be at least 32 characters').optional(),
+      }),
+      /** Transcripts asked for by customers, per user per window. */
+      transcriptRateLimit: rateLimit,
     }),
     client: z.object({
       /** A startTyping with no stopTyping after this long gets a stopTyping from the server. */
@@ -295,6 +328,19 @@ const schema = z
         message: 'email.smtp needs publicUrl (PALAVER_PUBLIC_URL) and email.linkSecret (the links of emails)',
       });
     }
+    // Reply addresses are signed; a listener or webhook without them could take nothing.
+    const inbound = config.email.inbound;
+    if ((inbound.domain || inbound.smtp.enabled || inbound.webhookSecret) && (!inbound.domain || !inbound.secret)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['email', 'inbound'],
+        message:
+          'replies by email need email.inbound.domain (PALAVER_EMAIL_INBOUND_DOMAIN) and email.inbound.secret (PALAVER_EMAIL_INBOUND_SECRET)',
+      });
+    }
+    if (Boolean(inbound.smtp.tlsKeyFile) !== Boolean(inbound.smtp.tlsCertFile)) {
+      ctx.addIssue({ code: 'custom', path: ['email', 'inbound', 'smtp'], message: 'tlsKeyFile and tlsCertFile go together' });
+    }
     if (config.env === 'production' && config.security.passwordHashCost < DEFAULT_HASH_COST) {
       ctx.addIssue({
         code: 'custom',
@@ -363,6 +409,16 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_SMTP_USER', ['email', 'smtp', 'user']],
   ['PALAVER_SMTP_PASSWORD', ['email', 'smtp', 'password']],
   ['PALAVER_SMTP_FROM', ['email', 'smtp', 'from']],
+  ['PALAVER_EMAIL_INBOUND_DOMAIN', ['email', 'inbound', 'domain']],
+  ['PALAVER_EMAIL_INBOUND_SECRET', ['email', 'inbound', 'secret']],
+  ['PALAVER_EMAIL_INBOUND_PREVIOUS_SECRET', ['email', 'inbound', 'previousSecret']],
+  ['PALAVER_EMAIL_INBOUND_MAX_BYTES', ['email', 'inbound', 'maxBytes']],
+  ['PALAVER_EMAIL_INBOUND_SMTP', ['email', 'inbound', 'smtp', 'enabled']],
+  ['PALAVER_EMAIL_INBOUND_SMTP_HOST', ['email', 'inbound', 'smtp', 'host']],
+  ['PALAVER_EMAIL_INBOUND_SMTP_PORT', ['email', 'inbound', 'smtp', 'port']],
+  ['PALAVER_EMAIL_INBOUND_SMTP_TLS_KEY_FILE', ['email', 'inbound', 'smtp', 'tlsKeyFile']],
+  ['PALAVER_EMAIL_INBOUND_SMTP_TLS_CERT_FILE', ['email', 'inbound', 'smtp', 'tlsCertFile']],
+  ['PALAVER_EMAIL_INBOUND_WEBHOOK_SECRET', ['email', 'inbound', 'webhookSecret']],
 ];
 
 export class ConfigError extends Error {

@@ -11,6 +11,7 @@ import type { AgentMessageWriter } from './conversations/agents.ts';
 import type { ClientMessageWriter } from './conversations/client-messages.ts';
 import type { TypingTimeouts } from './conversations/events.ts';
 import type { DeliveryWorker } from './deliveries/worker.ts';
+import type { InboundMail } from './email/inbound.ts';
 import type { MediaStorage } from './media/storage.ts';
 import type { Gateway } from './realtime/gateway.ts';
 
@@ -48,6 +49,10 @@ export interface AppDeps {
   loginEmailLimiter: RateLimiterAbstract;
   /** Two-factor codes per operator (sign-in, enrolment, turning it off). */
   twoFactorLimiter: RateLimiterAbstract;
+  /** Replies by email (email/inbound.ts): present when `email.inbound.domain` is set. */
+  inbound: InboundMail | undefined;
+  /** Transcripts by email asked for, per user. */
+  transcriptLimiter: RateLimiterAbstract;
   /** Whose X-Forwarded-For is believed: the client address of requests and socket handshakes. */
   trustedProxies: TrustedProxies;
 }

@@ -13,6 +13,7 @@ export interface Metrics {
   /** Push attempts by push kind (fcm, webhook, oauth-webhook) and outcome (sent, failed and to be retried, dead). */
   pushes: Counter<'kind' | 'outcome'>;
   emails: Counter<'outcome'>;
+  emailReplies: Counter<'outcome'>;
   /** Messages per group-committed transaction, by writer (client, agent). */
   messageBatchSize: Histogram<'writer'>;
   /** Rate-limit calls answered from this node's memory because Redis failed, by limiter. */
@@ -61,6 +62,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const emailReplies = new Counter({
+    name: 'palaver_email_replies_total',
+    help: "Customers' replies by email taken by this node, by outcome (written, dropped: automatic or empty, refused: not a valid reply address, limited)",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const messageBatchSize = new Histogram({
     name: 'palaver_message_batch_size',
     help: 'Messages written per transaction (group commit), by writer: client or agent',
@@ -82,5 +89,16 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(await pendingDeliveries());
     },
   });
-  return { registry, httpDuration, deliveries, deliveryAttemptSeconds, deliveriesTaken, pushes, emails, messageBatchSize, redisFallbacks };
+  return {
+    registry,
+    httpDuration,
+    deliveries,
+    deliveryAttemptSeconds,
+    deliveriesTaken,
+    pushes,
+    emails,
+    emailReplies,
+    messageBatchSize,
+    redisFallbacks,
+  };
 }

@@ -16,6 +16,8 @@ import { createLogger, type Logger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { countPending } from './deliveries/listings.ts';
 import { DeliveryWorker } from './deliveries/worker.ts';
+import { InboundMail } from './email/inbound.ts';
+import { InboundSmtpListener } from './email/inbound-smtp.ts';
 import { ClientCallers } from './api/client/caller.ts';
 import { ServiceCallers } from './api/service/caller.ts';
 import { agentMessageWriter } from './conversations/agents.ts';
@@ -35,6 +37,8 @@ export interface RunningServer {
   http: Server;
   deps: AppDeps;
   demo: DemoSetup | null;
+  /** The SMTP listener of replies by email, when `email.inbound.smtp.enabled`. */
+  inboundSmtp: InboundSmtpListener | undefined;
   close(): Promise<void>;
 }
 
@@ -169,6 +173,21 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       serviceCallers,
     });
     publishAfterCommit(db.orm, realtime);
+    const { inbound: inboundConfig } = config.email;
+    const inbound =
+      inboundConfig.domain && inboundConfig.secret
+        ? new InboundMail({
+            em,
+            messages,
+            limiter: createLimiter('email-replies', inboundConfig.rateLimit, redis, redisFallback),
+            logger,
+            metrics,
+            options: {
+              keys: { domain: inboundConfig.domain, secret: inboundConfig.secret, previousSecret: inboundConfig.previousSecret },
+              maxBytes: inboundConfig.maxBytes,
+            },
+          })
+        : undefined;
     const deps: AppDeps = {
       config,
       logger,
@@ -190,6 +209,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       twoFactorLimiter: createLimiter('two-factor', config.admin.twoFactorRateLimit, redis, redisFallback),
       trustedProxies,
       realtime,
+      inbound,
+      transcriptLimiter: createLimiter('transcripts', config.email.transcriptRateLimit, redis, redisFallback),
     };
     const app = createApp(deps);
     const callback = app.callback();
@@ -197,6 +218,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     realtime.attach(http);
     const { port } = http.address() as AddressInfo;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const inboundSmtp =
+      inbound && inboundConfig.domain && inboundConfig.smtp.enabled
+        ? new InboundSmtpListener(inbound, { ...inboundConfig.smtp, domain: inboundConfig.domain }, logger)
+        : undefined;
+    await inboundSmtp?.start();
     worker?.start();
     const sweeper = new MediaSweeper(
       em,
@@ -222,6 +248,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await realtime.close();
         await stopHttp(http, config.shutdownTimeoutMs, logger);
         deps.typing.close();
+        // Replies being received are written before the writers drain.
+        await inboundSmtp?.close();
         // Socket events and requests still in flight hand their messages in up to here.
         await messages.drain();
         await agentMessages.drain();
@@ -234,7 +262,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       })();
       return closing;
     };
-    return { url: `http://${shownHost}:${port}`, port, http, deps, demo, close };
+    return { url: `http://${shownHost}:${port}`, port, http, deps, demo, inboundSmtp, close };
   } catch (err) {
     redis?.disconnect();
     await db.close();

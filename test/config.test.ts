@@ -49,7 +49,16 @@ describe('configuration', () => {
 
   it('leaves email off without an SMTP host, and reads its settings from variables', () => {
     const off = loadConfig({ env: { NODE_ENV: 'production' } });
-    expect(off.email).to.deep.equal({ unseenAfterSeconds: 120, linkTtlSeconds: 604800 });
+    expect(off.email).to.deep.equal({
+      unseenAfterSeconds: 120,
+      linkTtlSeconds: 604800,
+      transcriptRateLimit: { points: 3, durationSeconds: 3600 },
+      inbound: {
+        maxBytes: 10485760,
+        rateLimit: { points: 20, durationSeconds: 3600 },
+        smtp: { enabled: false, host: '0.0.0.0', port: 2525 },
+      },
+    });
 
     const on = loadConfig({
       env: {
@@ -82,6 +91,43 @@ describe('configuration', () => {
       loadConfig({ env: { NODE_ENV: 'production', PALAVER_SMTP_HOST: 'smtp.example.com', PALAVER_SMTP_FROM: 'a@example.com' } }),
     );
     expect(missing.problems.join('\n')).to.contain('email.smtp needs publicUrl (PALAVER_PUBLIC_URL) and email.linkSecret');
+  });
+
+  it('leaves replies by email off by default, reads their settings from variables, and needs the domain and secret', () => {
+    const on = loadConfig({
+      env: {
+        NODE_ENV: 'production',
+        PALAVER_EMAIL_INBOUND_DOMAIN: 'reply.example.com',
+        PALAVER_EMAIL_INBOUND_SECRET: 's'.repeat(32),
+        PALAVER_EMAIL_INBOUND_PREVIOUS_SECRET: 'p'.repeat(32),
+        PALAVER_EMAIL_INBOUND_MAX_BYTES: '5000000',
+        PALAVER_EMAIL_INBOUND_SMTP: 'true',
+        PALAVER_EMAIL_INBOUND_SMTP_HOST: '127.0.0.1',
+        PALAVER_EMAIL_INBOUND_SMTP_PORT: '25',
+        PALAVER_EMAIL_INBOUND_SMTP_TLS_KEY_FILE: '/etc/palaver/key.pem',
+        PALAVER_EMAIL_INBOUND_SMTP_TLS_CERT_FILE: '/etc/palaver/cert.pem',
+        PALAVER_EMAIL_INBOUND_WEBHOOK_SECRET: 'w'.repeat(32),
+      },
+    });
+    expect(on.email.inbound).to.deep.equal({
+      domain: 'reply.example.com',
+      secret: 's'.repeat(32),
+      previousSecret: 'p'.repeat(32),
+      maxBytes: 5000000,
+      rateLimit: { points: 20, durationSeconds: 3600 },
+      smtp: { enabled: true, host: '127.0.0.1', port: 25, tlsKeyFile: '/etc/palaver/key.pem', tlsCertFile: '/etc/palaver/cert.pem' },
+      webhookSecret: 'w'.repeat(32),
+    });
+    const missing = configError(() => loadConfig({ env: { NODE_ENV: 'production', PALAVER_EMAIL_INBOUND_SMTP: 'true' } }));
+    expect(missing.problems.join('\n')).to.contain(
+      'replies by email need email.inbound.domain (PALAVER_EMAIL_INBOUND_DOMAIN) and email.inbound.secret (PALAVER_EMAIL_INBOUND_SECRET)',
+    );
+    const short = configError(() =>
+      loadConfig({
+        env: { NODE_ENV: 'production', PALAVER_EMAIL_INBOUND_DOMAIN: 'reply.example.com', PALAVER_EMAIL_INBOUND_SECRET: 'short' },
+      }),
+    );
+    expect(short.problems.join('\n')).to.contain('PALAVER_EMAIL_INBOUND_SECRET (email.inbound.secret): must be at least 32 characters');
   });
 
   it('treats an empty variable as unset', () => {

@@ -92,7 +92,7 @@ describe('group commit of client messages', function () {
     // A user erased since its sender read it: refused, found only under the batch's locks.
     const erased: ClientMessage = { ...good[2]!, user: { ...good[2]!.user, id: 2_000_000_000 } };
     // A device that does not exist: the insert breaks the whole transaction, then each message is tried alone.
-    const broken: ClientMessage = { ...good[1]!, device: { ...good[1]!.device, id: 2_000_000_000 } };
+    const broken: ClientMessage = { ...good[1]!, device: { ...good[1]!.device!, id: 2_000_000_000 } };
     const writer = sharedServer().deps.messages;
     // Handed in within one turn of the event loop: one batch.
     const outcomes = await Promise.allSettled([refused, erased, ...good, broken].map((m) => writer.send(m)));

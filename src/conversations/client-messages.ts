@@ -25,7 +25,8 @@ export interface ClientMessageInput {
 export interface ClientMessage {
   account: Account;
   user: User;
-  device: Device;
+  /** Null for a reply by email (email/inbound.ts): its client id is then the user's, not a device's. */
+  device: Device | null;
   input: ClientMessageInput;
 }
 
@@ -49,7 +50,7 @@ async function writeClientMessages(tx: EntityManager, batch: readonly ClientMess
   const firstAt = new Map<string, number>();
   const repeats: Array<{ at: number; of: number }> = [];
   for (const [at, { account, user, device, input }] of batch.entries()) {
-    const key = input.clientMessageId == null ? null : clientKey(device.id, input.clientMessageId);
+    const key = input.clientMessageId == null ? null : clientKey(device?.id ?? null, user.id, input.clientMessageId);
     const earlier = key === null ? undefined : sentBefore.get(key);
     if (earlier) {
       outcomes[at] = { ok: true, value: { message: earlier, prevId: null } };
@@ -65,7 +66,10 @@ async function writeClientMessages(tx: EntityManager, batch: readonly ClientMess
       const media = input.media ? await mediaOfConversation(tx, user.id, input.media) : null;
       const text = media ? null : input.text;
       const { typeId, requestUrl, clientMessageId } = input;
-      accepted.push({ at, message: { account, user, input: { typeId, text, media, deviceId: device.id, requestUrl, clientMessageId } } });
+      accepted.push({
+        at,
+        message: { account, user, input: { typeId, text, media, deviceId: device?.id ?? null, requestUrl, clientMessageId } },
+      });
       if (key !== null) firstAt.set(key, at);
     } catch (err) {
       // A refusal (media_not_found) is the sender's alone; anything else aborts the transaction.
@@ -93,7 +97,9 @@ async function writeClientMessages(tx: EntityManager, batch: readonly ClientMess
   return outcomes;
 }
 
-const clientKey = (deviceId: number | null, clientMessageId: string) => `${deviceId ?? ''}:${clientMessageId}`;
+/** A device's client id, or (no device: a reply by email) the user's. */
+const clientKey = (deviceId: number | null, userId: number, clientMessageId: string) =>
+  deviceId === null ? `u${userId}:${clientMessageId}` : `${deviceId}:${clientMessageId}`;
 
 /**
  * The messages the batch's devices already sent under the batch's client ids, read under the
@@ -112,15 +118,18 @@ async function earlierSends(tx: EntityManager, batch: readonly ClientMessage[]):
     tx,
     `select id::float8 as id, user_id, device_id, type_id, message, media, agent, content, request_url,
             client_message_id, status, created_at
-       from messages where device_id = any(?::int[]) and client_message_id = any(?::text[])`,
+       from messages
+      where (device_id = any(?::int[]) or (device_id is null and user_id = any(?::int[])))
+        and client_message_id = any(?::text[])`,
     [
-      pgIntArray([...new Set(keyed.map((item) => item.device.id))]),
+      pgIntArray([...new Set(keyed.flatMap((item) => (item.device ? [item.device.id] : [])))]),
+      pgIntArray([...new Set(keyed.flatMap((item) => (item.device ? [] : [item.user.id])))]),
       pgTextArray([...new Set(keyed.map((item) => item.input.clientMessageId as string))]),
     ],
   );
   for (const row of rows) {
     const message = snapshot(tx.getMetadata(), MessageSchema, row);
-    if (message.clientMessageId != null) found.set(clientKey(message.deviceId ?? null, message.clientMessageId), message);
+    if (message.clientMessageId != null) found.set(clientKey(message.deviceId ?? null, message.userId, message.clientMessageId), message);
   }
   return found;
 }

@@ -329,3 +329,30 @@ export async function enqueueEmails(
   // Not due yet: the worker's polls claim them when they are.
   return written.map((row) => row.id);
 }
+
+/**
+ * The transcript a customer asked for (email/transcript.ts): one email delivery of the user's
+ * whole conversation up to `throughMessageId`, due now, in the user's chain of emails (an
+ * answer's email before it goes first). Its payload names `transcriptThrough`, never
+ * `throughMessageId`: a transcript does not count as an answer's email sent.
+ */
+export async function enqueueTranscript(em: EntityManager, request: { userId: number; throughMessageId: number }): Promise<string> {
+  refuseOutsideTransaction(em);
+  const key = -request.userId;
+  const held = heldChains.get(em);
+  if (!held?.has(`0:${key}`)) {
+    await prepared(em, `select pg_advisory_xact_lock(0, ?::int)`, [key]);
+    chainsLocked(em, [[0, key]]);
+  }
+  const id = randomUUID();
+  await prepared(
+    em,
+    `insert into deliveries (id, user_id, ordering_key, kind, payload, ready, next_attempt_at)
+     values (?, ?, ?, 'email', ?,
+             not exists (select 1 from deliveries e where coalesce(e.service_id, 0) = 0 and e.ordering_key = ? and e.state = 'pending'),
+             now())`,
+    [id, request.userId, key, JSON.stringify({ userId: request.userId, transcriptThrough: request.throughMessageId }), key],
+  );
+  markDue(em);
+  return id;
+}

@@ -45,7 +45,7 @@ const STRINGS = {
   },
 } as const;
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
@@ -60,13 +60,14 @@ export function conversationLink(pageUrl: string, token: string): string {
   return url.toString();
 }
 
-interface Part {
+export interface Part {
   kind: 'text' | 'link';
   text: string;
   url?: string;
 }
 
-function partsOf(message: BurstMessage, links: (path: string) => string, t: (typeof STRINGS)['en' | 'nl']): Part[] {
+/** A message as paragraphs and links (pictures and files as signed links, web buttons as links). */
+export function partsOf(message: BurstMessage, links: (path: string) => string, t: { picture: string; file: string }): Part[] {
   const parts: Part[] = [];
   if (message.content?.title) parts.push({ kind: 'text', text: message.content.title });
   if (message.message) parts.push({ kind: 'text', text: message.message });

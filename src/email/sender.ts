@@ -4,10 +4,13 @@
 // as the same message by whoever keeps Message-IDs.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import nodemailer, { type Transporter } from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { Config } from '../config.ts';
 import type { ClaimedEmail } from '../deliveries/claims.ts';
 import { composeEmail, type EmailPayload } from './compose.ts';
 import { renderEmail } from './render.ts';
+import { replyAddress } from './reply-address.ts';
+import { composeTranscript, isTranscript, renderTranscript, type TranscriptPayload } from './transcript.ts';
 
 export type EmailOutcome =
   /** The SMTP server accepted it (250). */
@@ -53,30 +56,18 @@ export class EmailSender {
     });
   }
 
+  /** Replies to the email reach the conversation (inbound.ts) when replies by email are set up. */
+  private replyTo(accountId: number, userId: number): { replyTo: string } | Record<string, never> {
+    const { domain, secret } = this.options.inbound;
+    return domain && secret ? { replyTo: replyAddress({ domain, secret }, { accountId, userId }) } : {};
+  }
+
   async send(em: EntityManager, delivery: ClaimedEmail): Promise<EmailOutcome> {
-    // `attempts` counts this one (a postponement gives its count back).
-    const composed = await composeEmail(em, JSON.parse(delivery.payload) as EmailPayload, { retry: delivery.attempts > 1 });
-    if (composed.kind === 'skip') return { kind: 'skipped', status: null, error: `not sent: ${composed.reason}` };
-    const { burst } = composed;
-    if (await this.presence.connected(burst.userId)) {
-      return { kind: 'postponed', status: null, error: 'not sent yet: the customer is connected' };
-    }
-    const email = renderEmail(burst, this.options);
+    const payload = JSON.parse(delivery.payload) as EmailPayload | TranscriptPayload;
+    const mail = isTranscript(payload) ? await this.transcriptMail(em, delivery, payload) : await this.answerMail(em, delivery, payload);
+    if ('kind' in mail) return mail;
     try {
-      await this.transport.sendMail({
-        from: this.options.smtp.from,
-        to: burst.name ? { name: burst.name, address: burst.email } : burst.email,
-        subject: email.subject,
-        text: email.text,
-        html: email.html,
-        messageId: messageIdOf(delivery.id, this.options.publicUrl),
-        headers: {
-          'List-Unsubscribe': `<${email.unsubscribeUrl}>`,
-          // RFC 8058: a mail client's one-click unsubscribe POSTs to the link.
-          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-          'Auto-Submitted': 'auto-generated',
-        },
-      });
+      await this.transport.sendMail(mail);
       return { kind: 'delivered', status: 250 };
     } catch (err) {
       const { responseCode, code, message } = err as { responseCode?: number; code?: string; message?: string };
@@ -86,6 +77,56 @@ export class EmailSender {
         return { kind: 'failed', status: responseCode, error };
       return { kind: 'retry', status: typeof responseCode === 'number' ? responseCode : null, error, retryAfterMs: null };
     }
+  }
+
+  /** The email of a burst of answers, or why none goes now. */
+  private async answerMail(em: EntityManager, delivery: ClaimedEmail, payload: EmailPayload): Promise<Mail.Options | EmailOutcome> {
+    // `attempts` counts this one (a postponement gives its count back).
+    const composed = await composeEmail(em, payload, { retry: delivery.attempts > 1 });
+    if (composed.kind === 'skip') return { kind: 'skipped', status: null, error: `not sent: ${composed.reason}` };
+    const { burst } = composed;
+    if (await this.presence.connected(burst.userId)) {
+      return { kind: 'postponed', status: null, error: 'not sent yet: the customer is connected' };
+    }
+    const email = renderEmail(burst, this.options);
+    return {
+      from: this.options.smtp.from,
+      to: burst.name ? { name: burst.name, address: burst.email } : burst.email,
+      subject: email.subject,
+      text: email.text,
+      html: email.html,
+      messageId: messageIdOf(delivery.id, this.options.publicUrl),
+      ...this.replyTo(burst.accountId, burst.userId),
+      headers: {
+        'List-Unsubscribe': `<${email.unsubscribeUrl}>`,
+        // RFC 8058: a mail client's one-click unsubscribe POSTs to the link.
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+        'Auto-Submitted': 'auto-generated',
+      },
+    };
+  }
+
+  /** A transcript the customer asked for: sent whether or not they are connected. */
+  private async transcriptMail(
+    em: EntityManager,
+    delivery: ClaimedEmail,
+    payload: TranscriptPayload,
+  ): Promise<Mail.Options | EmailOutcome> {
+    const composed = await composeTranscript(em, payload);
+    if (composed.kind === 'skip') return { kind: 'skipped', status: null, error: `not sent: ${composed.reason}` };
+    const { transcript } = composed;
+    const reply = this.replyTo(transcript.accountId, transcript.userId);
+    const email = renderTranscript(transcript, { ...this.options, replyable: 'replyTo' in reply });
+    return {
+      from: this.options.smtp.from,
+      to: transcript.name ? { name: transcript.name, address: transcript.email } : transcript.email,
+      subject: email.subject,
+      text: email.text,
+      html: email.html,
+      messageId: messageIdOf(delivery.id, this.options.publicUrl),
+      ...reply,
+      headers: { 'Auto-Submitted': 'auto-generated' },
+    };
   }
 
   close(): void {

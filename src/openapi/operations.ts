@@ -92,6 +92,13 @@ export const operations: Operation[] = [
     params: emailLinkParams,
     produces: 'text/html',
   },
+  {
+    method: 'post',
+    path: '/email/inbound',
+    api: 'web',
+    summary:
+      "A customer's reply by email from a hosted mail provider: the raw message (message/rfc822, or a multipart or JSON field); email.inbound.webhookSecret",
+  },
   { method: 'get', path: '/dashboard', api: 'web', summary: 'The operator dashboard (HTML)', produces: 'text/html' },
   {
     method: 'get',
@@ -652,6 +659,14 @@ export const operations: Operation[] = [
     summary:
       "Redeem an email's #palaver-conversation token: open the conversation on this device, or on a new device of its anonymous user",
     body: conversationLinkBody,
+  },
+  {
+    method: 'post',
+    path: '/users/me/transcript',
+    api: 'client',
+    summary:
+      'Email the conversation to the address on the caller (202; 409 email_unknown, email_unsubscribed, conversation_empty, email_not_configured; 429)',
+    status: 202,
   },
 
   { method: 'get', path: '/users/{userId}', api: 'service', summary: 'A user', params: service.userIdParams },

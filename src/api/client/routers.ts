@@ -6,6 +6,7 @@ import type { MediaKind } from '../../media/types.ts';
 import { identifyClient } from './auth.ts';
 import { chatSettingsRoutes } from './chat-settings.ts';
 import { contactRoutes } from './contact.ts';
+import { transcriptRoutes } from './transcript.ts';
 import { deviceRoutes } from './devices.ts';
 import { eventRoutes } from './events.ts';
 import { mediaRoutes } from './media.ts';
@@ -21,7 +22,7 @@ export const CLIENT_PREFIXES = ['', ...['2', '3', '4', '5', '6', '7', '8', '9'].
 const CLIENT_PATH = new RegExp(
   `^(?:${CLIENT_PREFIXES.filter(Boolean)
     .map((p) => p.replaceAll('.', '\\.'))
-    .join('|')})?/(?:devices|messages|media|services/event|users/me/contact|chat-settings|conversation-link)(?:/|$)`,
+    .join('|')})?/(?:devices|messages|media|services/event|users/me/contact|users/me/transcript|chat-settings|conversation-link)(?:/|$)`,
 );
 
 /** Whether a request path is one of the Client API's (for CORS and text/plain JSON). */
@@ -39,6 +40,7 @@ export function clientRouters(options: { mediaMaxBytes: Readonly<Record<MediaKin
     mediaRoutes(routes, options.mediaMaxBytes);
     contactRoutes(routes);
     chatSettingsRoutes(routes);
+    transcriptRoutes(routes);
     // Identification runs for these routes only, not for every path under the prefix.
     router.use(identifyClient(), routes.routes());
     return router;

@@ -12,6 +12,7 @@ import { Migration20270102000000_inbox_conversations } from './Migration20270102
 import { Migration20270105000000_operator_accounts } from './Migration20270105000000_operator_accounts.ts';
 import { Migration20270110000000_contact_email } from './Migration20270110000000_contact_email.ts';
 import { Migration20270115000000_switchboard } from './Migration20270115000000_switchboard.ts';
+import { Migration20270115000000_email_replies } from './Migration20270115000000_email_replies.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -29,4 +30,5 @@ export const migrationsList = [
   { name: 'Migration20270105000000_operator_accounts', class: Migration20270105000000_operator_accounts },
   { name: 'Migration20270110000000_contact_email', class: Migration20270110000000_contact_email },
   { name: 'Migration20270115000000_switchboard', class: Migration20270115000000_switchboard },
+  { name: 'Migration20270115000000_email_replies', class: Migration20270115000000_email_replies },
 ];

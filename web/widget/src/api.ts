@@ -73,6 +73,11 @@ export class ClientApi {
     return (await this.call<{ messageIds: number[] }>('GET', '/messages/unseen/count')).data.messageIds;
   }
 
+  /** POST /users/me/transcript: the conversation emailed to the customer; the address it goes to. */
+  async transcript(): Promise<string> {
+    return (await this.call<{ email: string }>('POST', '/users/me/transcript')).data.email;
+  }
+
   async markSeen(messageIds: number[]): Promise<void> {
     await this.call('PUT', '/messages/status/4', JSON.stringify({ messageIds }));
   }

@@ -86,6 +86,7 @@ export class Widget {
       attach: (file) => this.send(null, file),
       typed: () => this.typing.typed(),
       nearTop: () => void this.loadOlder(),
+      transcript: () => this.api.transcript(),
     });
     this.renderer = new ConversationRenderer(
       this.view,

@@ -4,6 +4,7 @@
 import type { Settings } from '../settings.ts';
 import { h, icon, ICONS } from './dom.ts';
 import { trapFocus } from './focus-trap.ts';
+import { transcriptControl, transcriptStrings } from './transcript-button.ts';
 import { CSS } from './styles.ts';
 import { REACH_CSS } from './reach-styles.ts';
 
@@ -14,6 +15,8 @@ export interface ViewHandlers {
   attach(file: File): void;
   typed(): void;
   nearTop(): void;
+  /** Email the conversation to the customer: the address it goes to (transcript-button.ts). */
+  transcript(): Promise<string>;
 }
 
 function adoptStyles(root: ShadowRoot): void {
@@ -89,11 +92,13 @@ export class View {
     this.headerNote = h('p', { class: 'reply-time', hidden: true });
     const close = h('button', { class: 'close', type: 'button', 'aria-label': s.closeChat }, icon(ICONS.close));
     this.closeButton = close;
+    const transcript = transcriptControl(transcriptStrings(settings.locale), () => handlers.transcript());
     const header = h(
       'div',
       { class: 'header' },
       this.headerAvatar,
       h('div', { class: 'heading' }, h('h2', { id: 'palaver-title' }, settings.title), this.subtitle, this.headerNote),
+      transcript.button,
       close,
     );
 
@@ -142,6 +147,7 @@ export class View {
       'div',
       { class: 'dialog', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'palaver-title', id: 'palaver-dialog', hidden: true },
       header,
+      transcript.status,
       this.banner,
       this.sticky,
       this.unavailable,
