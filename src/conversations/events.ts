@@ -1,5 +1,6 @@
 // Chat events from a client (typing, chat opened) as Event payloads to the owner Service, and
 // the server's own stopTyping for a client that went quiet without sending one.
+import { transaction } from '../db/tx/run.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
@@ -9,8 +10,8 @@ import { eventPayload, type EventName } from '../presenters/webhook-payloads.ts'
 
 /** The event to the owner; when the owner is the team inbox (no webhook), a notice only the dashboard hears. */
 export async function sendEvent(em: EntityManager, account: Account, user: User, name: EventName): Promise<void> {
-  await em.transactional(async (tx) => {
-    const owner = await tx.findOne(ServiceSchema, { id: user.ownerServiceId }, { fields: ['kind'] });
+  await transaction(em, async (tx) => {
+    const owner = await tx.em.findOne(ServiceSchema, { id: user.ownerServiceId }, { fields: ['kind'] });
     if (owner?.kind === 'inbox') {
       notify(tx, { kind: 'inbox', userId: user.id, change: name });
       return;

@@ -1,5 +1,6 @@
 // PUT /users/{userId}/owner: a Service hands a user to another Service of the account. Only a
 // real change is announced, to the old and to the new owner, as a changeOwner action.
+import { transaction } from '../db/tx/run.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
@@ -12,28 +13,28 @@ export async function changeOwner(
   em: EntityManager,
   input: { account: Account; initiatedBy: OwnerChangeInitiator; userId: number; newOwnerIdentification: string },
 ): Promise<{ user: User; changed: boolean }> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (tx) => {
     // Locked, so two changes at once announce two consistent transitions, not two from the same owner.
     // Erased (GDPR) while this waited for the lock: as unknown as any other id.
-    const user = await tx.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const user = await tx.em.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!user) throw notFound('user_not_found');
-    const newOwner = await tx.findOne(ServiceSchema, {
+    const newOwner = await tx.em.findOne(ServiceSchema, {
       identification: input.newOwnerIdentification,
       accountId: input.account.id,
     });
     if (!newOwner) throw notFound('service_not_found');
     if (newOwner.id === user.ownerServiceId) return { user, changed: false };
-    const oldOwner = await tx.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
+    const oldOwner = await tx.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
     user.ownerServiceId = newOwner.id;
-    await tx.flush();
+    await tx.em.flush();
     // The inbox's views read the owner beside the team's state (conversations/inbox.ts).
-    await tx
+    await tx.em
       .getConnection()
       .execute(
         'update conversation_states set owner_service_id = ?, updated_at = now() where user_id = ?',
         [newOwner.id, user.id],
         'run',
-        tx.getTransactionContext(),
+        tx.em.getTransactionContext(),
       );
     // The inbox has no webhook, so the outbox writes it nothing: the dashboard hears of it instead,
     // as of a change to any other owner (the old owner, a webhook Service, gets its delivery).

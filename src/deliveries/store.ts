@@ -6,7 +6,8 @@ import { fromJson } from '../db/json.ts';
 import { prepared } from '../db/prepared.ts';
 import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
 import type { ClaimedDelivery, ClaimedWebhook } from './claims.ts';
-import { handOff, handoffTarget, leaseSql, markDue, roomParams } from './handoff.ts';
+import type { Transaction } from '../db/tx/transaction.ts';
+import { leaseSql, roomParams } from './handoff.ts';
 
 export interface ClaimLimits {
   /** At most this many rows in all. */
@@ -132,7 +133,7 @@ type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
  * receiver has it. Returns the Services whose deliveries changed, for the dashboard's live counts.
  * The caller's transaction ends here: the last statement carries its COMMIT (see prepared()).
  */
-export async function writeOutcomes(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
+export async function writeOutcomes(tx: Transaction, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
   const ended: Ended[] = [];
   const released: Released[] = [];
   for (const record of records) {
@@ -222,11 +223,11 @@ export async function listAttempts(em: EntityManager, deliveryId: string): Promi
  * (their ordering key is the device).
  */
 /** With `last`, its last statement carries the transaction's COMMIT. */
-async function end(tx: EntityManager, node: string, records: readonly Ended[], log: AttemptsLog, last: boolean): Promise<number[]> {
+async function end(tx: Transaction, node: string, records: readonly Ended[], log: AttemptsLog, last: boolean): Promise<number[]> {
   // Only the token that was refused: the app may have registered a new one since.
   const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
   // Each new head to a Service is leased to this node's worker when it has room (handoff.ts).
-  const lease = handoffTarget(tx);
+  const lease = tx.handoffTarget();
   const leased = leaseSql('h.eligible', 'h.service_id', 'h.seq');
   const ids = records.map((r) => r.id);
   await prepared(
@@ -288,8 +289,8 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
     ],
     { commit: last && unregistered.length === 0 },
   );
-  handOff(tx, fromJson<ClaimedWebhook[]>(row?.claims) ?? []);
-  if (row?.due) markDue(tx);
+  tx.handOff(fromJson<ClaimedWebhook[]>(row?.claims) ?? []);
+  if (row?.due) tx.markDue();
   if (unregistered.length > 0) {
     await prepared(
       tx,
@@ -311,7 +312,7 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
  * out, in order, once the Service is enabled. Logs the attempts too when `log` is given (no
  * delivery of the batch ended); returns the Services of what it logged.
  */
-async function release(tx: EntityManager, node: string, records: readonly Released[], log: AttemptsLog | null): Promise<number[]> {
+async function release(tx: Transaction, node: string, records: readonly Released[], log: AttemptsLog | null): Promise<number[]> {
   const update = `update deliveries d
         set next_attempt_at = coalesce(r.next_attempt_at, now()), claimed_until = null, claimed_by = null,
             last_status = r.status, last_error = r.error, updated_at = now()

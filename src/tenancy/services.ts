@@ -1,5 +1,6 @@
 // Services: the backends attached to an account. Creating one issues its first API key;
 // the first Service of an account becomes the account's default.
+import { transaction } from '../db/tx/run.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service, type ServiceApiKey } from '../db/entities/index.ts';
@@ -21,25 +22,25 @@ export interface CreatedService {
 
 /** Returns null when the account does not exist. */
 export async function createService(em: EntityManager, accountId: number, input: NewService): Promise<CreatedService | null> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (tx) => {
     // The row lock makes "first Service becomes default" hold when two are created at once.
-    const account = await tx.findOne(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const account = await tx.em.findOne(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!account) return null;
-    const service = tx.create(ServiceSchema, {
+    const service = tx.em.create(ServiceSchema, {
       accountId,
       name: input.name,
       identification: alphanumericId(16),
       webhookUrl: input.webhookUrl ?? null,
       signingSecret: newSigningSecret(),
     });
-    await tx.flush();
-    const { apiKey } = issueApiKey(tx, service.id);
+    await tx.em.flush();
+    const { apiKey } = issueApiKey(tx.em, service.id);
     const isDefault = account.defaultServiceId == null;
     if (isDefault) {
       account.defaultServiceId = service.id;
       notify(tx, accountChanged(accountId));
     }
-    await tx.flush();
+    await tx.em.flush();
     return { service, apiKey, isDefault };
   });
 }
@@ -89,8 +90,8 @@ export interface ServiceChanges {
 
 /** Returns null when the Service does not exist. */
 export async function updateService(em: EntityManager, serviceId: number, changes: ServiceChanges): Promise<Service | null> {
-  return em.transactional(async (tx) => {
-    const service = await tx.findOne(ServiceSchema, { id: serviceId });
+  return transaction(em, async (tx) => {
+    const service = await tx.em.findOne(ServiceSchema, { id: serviceId });
     if (!service) return null;
     if (changes.webhookUrl != null) refuseInbox(service, 'inbox_has_no_webhook');
     if (changes.name !== undefined) service.name = changes.name;
@@ -121,9 +122,9 @@ export async function listApiKeys(em: EntityManager, serviceId: number): Promise
  * drops the keys nodes keep, api/service/caller.ts). Null when the Service has no such key.
  */
 export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number): Promise<ServiceApiKey | null> {
-  return em.transactional(async (tx) => {
-    const key = await tx.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
-    const service = await tx.findOne(ServiceSchema, { id: serviceId });
+  return transaction(em, async (tx) => {
+    const key = await tx.em.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
+    const service = await tx.em.findOne(ServiceSchema, { id: serviceId });
     if (!key || !service) return null;
     key.revokedAt ??= new Date();
     notify(tx, accountChanged(service.accountId));
