@@ -2,7 +2,7 @@
 // transactions on a held connection (held.ts): all or nothing, in two round trips, the ORM
 // refused inside, and what they recorded (notices, hand-offs) returned only once committed. The
 // ordinary runner (run.ts): what a transaction recorded reaches the gateway after its commit,
-// and never when it rolls back.
+// and never when it rolls back; the deliveries a transaction leased reach the worker only through its runner.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { AnyNotice } from '../src/conversations/notices.ts';
@@ -13,7 +13,10 @@ import { heldTransaction } from '../src/db/tx/held.ts';
 import { outletsOf } from '../src/db/tx/outlets.ts';
 import { transaction } from '../src/db/tx/run.ts';
 import type { Committed, Transaction } from '../src/db/tx/transaction.ts';
+import { enqueueAll } from '../src/deliveries/outbox.ts';
+import { waitForState } from './support/deliveries.ts';
 import { sharedServer } from './support/server.ts';
+import { tenant } from './support/tenant.ts';
 
 describe('held transactions', () => {
   const table = `held_${randomBytes(4).toString('hex')}`;
@@ -153,5 +156,27 @@ describe('held transactions', () => {
       .transactional((inner) => transaction(inner, () => Promise.resolve()))
       .catch((err: Error) => err.message);
     expect(failed).to.match(/inside a transaction/);
+  });
+
+  it('carries the deliveries it leased to this node, handed to the worker only by the runner after the commit', async () => {
+    const t = await tenant();
+    try {
+      const request = { kind: 'event' as const, payload: { n: 1 }, recipients: [t.service.id], orderingKey: null };
+      const { result, committed } = await heldTransaction(em(), (tx) => enqueueAll(tx, [request]));
+      const [id] = result[0] ?? [];
+      // Leased to this node's worker in the insert, and nothing has taken it over yet.
+      expect(committed.handoffs.map((d) => d.id)).to.deep.equal([id]);
+      const [leased] = await em()
+        .getConnection()
+        .execute<Array<{ claimed_by: string | null }>>('select claimed_by from deliveries where id = ?', [id]);
+      expect(leased?.claimed_by).to.equal(sharedServer().deps.deliveries?.node);
+      expect(t.receiver.requests).to.have.length(0);
+      // The plain call a runner makes: the worker sends it at once, without a claim.
+      outletsOf(orm().em).deliver(committed);
+      await waitForState(sharedServer(), id ?? '', 'delivered');
+      expect(t.receiver.requests).to.have.length(1);
+    } finally {
+      await t.receiver.close();
+    }
   });
 });
