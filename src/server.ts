@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database } from './db/orm.ts';
+import { outletsOf } from './db/tx/outlets.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { buildEnvelope } from './presenters/envelope.ts';
 import type { AppDeps } from './deps.ts';
@@ -23,7 +24,6 @@ import { ServiceCallers } from './api/service/caller.ts';
 import { agentMessageWriter } from './conversations/agents.ts';
 import { clientMessageWriter } from './conversations/client-messages.ts';
 import { TypingTimeouts } from './conversations/events.ts';
-import { publishAfterCommit } from './conversations/notices.ts';
 import { createLimiter } from './limits.ts';
 import { DiskMediaStorage } from './media/storage.ts';
 import { MediaSweeper } from './media/sweeper.ts';
@@ -172,7 +172,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       callers,
       serviceCallers,
     });
-    publishAfterCommit(db.orm, realtime);
+    // Committed transactions' notices go to the gateway (db/tx/outlets.ts); the worker joins at start().
+    outletsOf(db.orm.em).gateway = realtime;
     const { inbound: inboundConfig } = config.email;
     const inbound =
       inboundConfig.domain && inboundConfig.secret

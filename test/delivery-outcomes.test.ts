@@ -1,6 +1,7 @@
 // The delivery worker group-commits attempt outcomes. One outcome that cannot be written must
 // fail alone: the others of its batch are written (and counted) at once, not left to their
 // leases running out and sent a second time.
+import { transaction } from '../src/db/tx/run.ts';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
@@ -97,7 +98,7 @@ describe('delivery outcomes', function () {
 
       // Heads of chains 1..9: six answered 200, one 400 (dead), one 503 then 200 (retried), one
       // whose row becomes unwritable. Chains 1 and 9 have a second delivery behind their head.
-      const ids = await em.fork().transactional(async (tx) => {
+      const ids = await transaction(em.fork(), async (tx) => {
         const one = async (key: number, n: number) =>
           (await enqueue(tx, { kind: 'event', payload: { key, n }, recipients: [serviceId], orderingKey: key }))[0]!;
         const heads: string[] = [];

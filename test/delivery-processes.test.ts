@@ -1,5 +1,6 @@
 // The delivery guarantees across real server processes: a SIGKILL loses nothing, and two
 // nodes on one PostgreSQL share the outbox without ever sending one delivery at once.
+import { transaction } from '../src/db/tx/run.ts';
 import { expect } from 'chai';
 import { enqueue } from '../src/deliveries/outbox.ts';
 import { createAccount } from '../src/tenancy/accounts.ts';
@@ -25,7 +26,7 @@ async function populate(database: TestDatabase, receiverUrl: string, users: numb
     const created = await createService(em, account.id, { name: 'Receiver', webhookUrl: `${receiverUrl}/hook` });
     if (!created) throw new Error('account vanished');
     const serviceId = created.service.id;
-    const ids = await em.transactional(async (tx) => {
+    const ids = await transaction(em, async (tx) => {
       const all: string[] = [];
       for (let n = 1; n <= perUser; n++) {
         for (let user = 1; user <= users; user++) {

@@ -1,4 +1,4 @@
-// Group commit (src/chat/group-commit.ts) of chat clients' messages and of agents' messages:
+// Group commit (src/db/tx/group-commit.ts) of chat clients' messages and of agents' messages:
 // many senders at once, each answered only after its own message (and delivery) committed, in
 // order per conversation; a message that cannot be written fails alone; a client message whose
 // conversation was merged while it waited goes to the conversation it was merged into, an agent

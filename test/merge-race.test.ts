@@ -2,7 +2,8 @@
 // acknowledges ends up in the registered conversation, and none stays on the merged-away
 // anonymous user. The interleavings are forced with transactions the test holds open, and
 // observed through pg_blocking_pids, not timed with sleeps.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Transaction } from '../src/db/tx/transaction.ts';
+import { transaction } from '../src/db/tx/run.ts';
 import { expect } from 'chai';
 import { recordUserMessage } from '../src/conversations/messages.ts';
 import { lockUsers } from '../src/conversations/users.ts';
@@ -22,15 +23,15 @@ interface Held<T> {
 }
 
 /** Runs `work` in a transaction of its own that stays open (and keeps its locks) until commit(). */
-async function holdTransaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<Held<T>> {
+async function holdTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<Held<T>> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let started!: (held: { value: T; pid: number }) => void;
   const ready = new Promise<{ value: T; pid: number }>((resolve) => (started = resolve));
-  const done = em().transactional(async (tx) => {
-    const [row] = await tx
+  const done = transaction(em(), async (tx) => {
+    const [row] = await tx.em
       .getConnection()
-      .execute<Array<{ pid: number }>>('select pg_backend_pid() as pid', [], 'all', tx.getTransactionContext());
+      .execute<Array<{ pid: number }>>('select pg_backend_pid() as pid', [], 'all', tx.em.getTransactionContext());
     started({ value: await work(tx), pid: Number(row?.pid) });
     await released;
   });
@@ -114,7 +115,7 @@ describe('login merge racing messages (issue 12)', function () {
 
       // A client message writer, stopped between its write and its commit.
       const writer = await holdTransaction(async (tx) => {
-        const account = await tx.findOneOrFail(AccountSchema, { id: t.account.id });
+        const account = await tx.em.findOneOrFail(AccountSchema, { id: t.account.id });
         const written = await recordUserMessage(
           tx,
           account,

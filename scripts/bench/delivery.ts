@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import got from 'got';
 import { loadConfig } from '../../src/config.ts';
+import { transaction } from '../../src/db/tx/run.ts';
 import { enqueueAll } from '../../src/deliveries/outbox.ts';
 import { DeliveryWorker } from '../../src/deliveries/worker.ts';
 import { createAccount } from '../../src/tenancy/accounts.ts';
@@ -92,7 +93,7 @@ export async function benchDelivery(options: DeliveryOptions): Promise<Metric> {
         recipients: [service.service.id],
         orderingKey: ((offset + n) % options.users) + 1,
       }));
-      await em.fork().transactional((tx) => enqueueAll(tx, requests));
+      await transaction(em.fork(), (tx) => enqueueAll(tx, requests));
     }
 
     progress(`baseline: bare got POST loop, ${options.deliveries} requests at concurrency ${options.concurrency}`);

@@ -1,6 +1,8 @@
 // The agent side of a conversation: messages from an agent (which make that agent the
 // conversation's current agent; group-committed), unsetting the current agent (Service API
 // 2.3.0) and agent typing.
+import type { Transaction } from '../db/tx/transaction.ts';
+import { transaction } from '../db/tx/run.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
@@ -16,7 +18,7 @@ import { enqueueEmails, enqueuePushes } from '../deliveries/outbox.ts';
 import { AppError, notFound } from '../errors.ts';
 import { pushEventPayload, pushMessagePayload } from '../presenters/push-payload.ts';
 import { messageNotice, notify } from './notices.ts';
-import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
+import { GroupCommit, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
 import { insertLocked, type MessageRow, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
 import { currentAgentsCte, lockUsers, refuseMerged, type LockedUser } from './users.ts';
@@ -67,7 +69,7 @@ export function agentMessageWriter(
 }
 
 async function writeAgentMessages(
-  tx: EntityManager,
+  tx: Transaction,
   batch: readonly AgentMessageInput[],
   email: AgentWriterOptions['email'],
 ): Promise<Array<Written<AgentMessage>>> {
@@ -169,7 +171,7 @@ async function writeAgentMessages(
 }
 
 /** The stored rich parts: each carousel item's media checked to be an upload of the conversation. */
-async function resolveContent(tx: EntityManager, userId: number, input: AgentContentInput): Promise<MessageContent | null> {
+async function resolveContent(tx: Transaction, userId: number, input: AgentContentInput): Promise<MessageContent | null> {
   const carousel: CarouselItem[] = [];
   for (const item of input.carousel) {
     const media = item.media ? await mediaOfConversation(tx, userId, item.media) : null;
@@ -186,9 +188,9 @@ function sameAgent(a: AgentSnapshot | null, b: AgentSnapshot): boolean {
 
 /** Afterwards GET /messages answers root `agent: null`; stored messages keep their own agent. */
 export async function unsetAgent(em: EntityManager, userId: number): Promise<User> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (tx) => {
     // Erased (GDPR) while this waited for the lock: as unknown as any other id.
-    const user = await tx.findOne(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const user = await tx.em.findOne(UserSchema, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!user) throw notFound('user_not_found');
     user.currentAgent = null;
     notify(tx, { kind: 'agent', userId, agent: null });
@@ -201,9 +203,9 @@ export async function setAgentTyping(
   em: EntityManager,
   input: { userId: number; agent: AgentSnapshot; isTyping: boolean; timeoutMs: number },
 ): Promise<User> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (tx) => {
     // Erased (GDPR) while this waited for the lock: as unknown as any other id.
-    const user = await tx.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const user = await tx.em.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!user) throw notFound('user_not_found');
     user.agentTyping = input.isTyping ? input.agent : null;
     user.agentTypingUntil = input.isTyping ? new Date(Date.now() + input.timeoutMs) : null;

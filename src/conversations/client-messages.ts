@@ -1,14 +1,14 @@
 // Messages sent by chat clients (REST or socket): text, a user system message, or an image
 // uploaded before with POST /media. Group-committed (group-commit.ts): each caller is answered
 // only after its message and its delivery to the owner have committed.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Transaction } from '../db/tx/transaction.ts';
 import { MessageSchema, type Account, type Device, type Message, type MessageType, type User } from '../db/entities/index.ts';
 import { pgIntArray, pgTextArray } from '../db/pg-arrays.ts';
 import { prepared } from '../db/prepared.ts';
 import { snapshot } from '../db/snapshots.ts';
 import { AppError } from '../errors.ts';
 import { messageNotice, notify } from './notices.ts';
-import { GroupCommit, type GroupCommitOptions, type Written } from './group-commit.ts';
+import { GroupCommit, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
 import { mediaOfConversation } from './media.ts';
 import { recordUserMessages, type NewMessage, type UserMessage } from './messages.ts';
 import { lockUsers } from './users.ts';
@@ -42,7 +42,7 @@ export function clientMessageWriter(options: Omit<GroupCommitOptions<ClientMessa
  * whose client id its device has sent before (a retry after a lost answer) is answered with
  * the message written then: nothing new is written, delivered or pushed.
  */
-async function writeClientMessages(tx: EntityManager, batch: readonly ClientMessage[]): Promise<Array<Written<NewMessage>>> {
+async function writeClientMessages(tx: Transaction, batch: readonly ClientMessage[]): Promise<Array<Written<NewMessage>>> {
   const outcomes: Array<Written<NewMessage>> = [];
   const accepted: Array<{ at: number; message: UserMessage }> = [];
   const sentBefore = await earlierSends(tx, batch);
@@ -106,7 +106,7 @@ const clientKey = (deviceId: number | null, userId: number, clientMessageId: str
  * senders' user locks, so a retry racing its first send waits for it and then finds it.
  * Batches without client ids (the Parley clients) cost nothing more.
  */
-async function earlierSends(tx: EntityManager, batch: readonly ClientMessage[]): Promise<Map<string, Message>> {
+async function earlierSends(tx: Transaction, batch: readonly ClientMessage[]): Promise<Map<string, Message>> {
   const keyed = batch.filter((item) => item.input.clientMessageId != null);
   const found = new Map<string, Message>();
   if (keyed.length === 0) return found;
@@ -128,7 +128,7 @@ async function earlierSends(tx: EntityManager, batch: readonly ClientMessage[]):
     ],
   );
   for (const row of rows) {
-    const message = snapshot(tx.getMetadata(), MessageSchema, row);
+    const message = snapshot(tx.em.getMetadata(), MessageSchema, row);
     if (message.clientMessageId != null) found.set(clientKey(message.deviceId ?? null, message.userId, message.clientMessageId), message);
   }
   return found;

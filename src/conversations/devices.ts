@@ -1,6 +1,8 @@
 // POST /devices: the user state table of the spec ("States and transitions"), one transaction
 // per call, serialised per device by an advisory lock so that concurrent registrations of one
 // device make one user and one device, and two merges of one device make one merge.
+import type { Transaction } from '../db/tx/transaction.ts';
+import { transaction } from '../db/tx/run.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DeviceSchema, MessageType, UserSchema, type Account, type Device, type DeviceType, type User } from '../db/entities/index.ts';
 import { AppError } from '../errors.ts';
@@ -39,25 +41,26 @@ export interface RegistrationResult {
 }
 
 export async function registerDevice(em: EntityManager, input: DeviceRegistration): Promise<RegistrationResult> {
-  return em.transactional(async (tx) => {
-    await lockName(tx, deviceLock(input.account.id, input.deviceId));
-    const device = await tx.findOne(DeviceSchema, { accountId: input.account.id, uniqueAppDeviceId: input.deviceId });
+  return transaction(em, async (tx) => {
+    await lockName(tx.em, deviceLock(input.account.id, input.deviceId));
+    const device = await tx.em.findOne(DeviceSchema, { accountId: input.account.id, uniqueAppDeviceId: input.deviceId });
     const result = device ? await existingDevice(tx, input, device) : await newDevice(tx, input);
     applyFields(result.device, input.fields);
     if (input.userAdditionalInformation !== undefined) {
       result.user.additionalInformation = input.userAdditionalInformation;
     }
-    await tx.flush();
+    await tx.em.flush();
     return result;
   });
 }
 
-async function newDevice(em: EntityManager, input: DeviceRegistration): Promise<RegistrationResult> {
+async function newDevice(tx: Transaction, input: DeviceRegistration): Promise<RegistrationResult> {
+  const { em } = tx;
   const { account, identity } = input;
   let user: User;
   let transition: Transition;
   if (identity) {
-    user = await registeredUser(em, input);
+    user = await registeredUser(tx, input);
     transition = 'created_registered';
   } else {
     user = createAnonymousUser(em, account, input.userAdditionalInformation ?? null);
@@ -78,7 +81,8 @@ async function newDevice(em: EntityManager, input: DeviceRegistration): Promise<
   return { user, device, transition };
 }
 
-async function existingDevice(em: EntityManager, input: DeviceRegistration, device: Device): Promise<RegistrationResult> {
+async function existingDevice(tx: Transaction, input: DeviceRegistration, device: Device): Promise<RegistrationResult> {
+  const { em } = tx;
   const current = await em.findOneOrFail(UserSchema, { id: device.userId });
   const { identity } = input;
 
@@ -87,23 +91,23 @@ async function existingDevice(em: EntityManager, input: DeviceRegistration, devi
     // Anonymous → Registered: the conversation moves into the registered user's. The
     // registered user is made, if new, only once the merge holds its locks (merge.ts), from
     // the anonymous user as it stands then.
-    const registered = await mergeAnonymousInto(em, {
+    const registered = await mergeAnonymousInto(tx, {
       account: input.account,
       anonymous: current,
       registered: await findRegisteredUser(em, input.account, identity.identification),
-      createRegistered: (from) => newRegisteredUser(em, input, from),
+      createRegistered: (from) => newRegisteredUser(tx, input, from),
       requestUrl: input.requestUrl,
     });
     if (!registered && current.mergedIntoUserId != null) {
       // Merged already (not reachable while every merge takes the device lock; never merge
       // twice): the device answers as the conversation's device, like one moved by that merge.
       device.userId = current.mergedIntoUserId;
-      return existingDevice(em, input, device);
+      return existingDevice(tx, input, device);
     }
     if (!registered) throw new Error('merge made no registered user');
     device.userId = registered.id;
     // The anonymous user's sockets move to the registered conversation once this commits.
-    notify(em, { kind: 'merged', fromUserId: current.id, toUserId: registered.id });
+    notify(tx, { kind: 'merged', fromUserId: current.id, toUserId: registered.id });
     return { user: registered, device, transition: 'merged' };
   }
 
@@ -112,18 +116,18 @@ async function existingDevice(em: EntityManager, input: DeviceRegistration, devi
   if (identity.identification === current.uniqueIdentifier) return { user: current, device, transition: 'unchanged' };
   // Another customer signed in on this device: it becomes theirs, and never shows the
   // previous customer's conversation, which stays with that customer.
-  const other = await registeredUser(em, input);
+  const other = await registeredUser(tx, input);
   device.userId = other.id;
   // Its sockets were opened as the previous customer: their next event is identified afresh.
-  notify(em, { kind: 'deviceMoved', userId: current.id, deviceId: device.id });
+  notify(tx, { kind: 'deviceMoved', userId: current.id, deviceId: device.id });
   return { user: other, device, transition: 'moved_to_other_customer' };
 }
 
 /** The registered user of the identity, found under the customer lock, or created (newRegisteredUser). */
-async function registeredUser(em: EntityManager, input: DeviceRegistration): Promise<User> {
+async function registeredUser(tx: Transaction, input: DeviceRegistration): Promise<User> {
   const identity = input.identity;
   if (!identity) throw new Error('registeredUser needs an identity');
-  return (await findRegisteredUser(em, input.account, identity.identification)) ?? newRegisteredUser(em, input, null);
+  return (await findRegisteredUser(tx.em, input.account, identity.identification)) ?? newRegisteredUser(tx, input, null);
 }
 
 /**
@@ -132,11 +136,11 @@ async function registeredUser(em: EntityManager, input: DeviceRegistration): Pro
  * a merge continues the anonymous conversation: same owner Service, same current agent, its
  * information unless new information is given.
  */
-async function newRegisteredUser(em: EntityManager, input: DeviceRegistration, from: User | null): Promise<User> {
+async function newRegisteredUser(tx: Transaction, input: DeviceRegistration, from: User | null): Promise<User> {
   const identity = input.identity;
   if (!identity) throw new Error('newRegisteredUser needs an identity');
   const user = await createRegisteredUser(
-    em,
+    tx.em,
     input.account,
     identity.identification,
     from
@@ -147,7 +151,7 @@ async function newRegisteredUser(em: EntityManager, input: DeviceRegistration, f
         }
       : { additionalInformation: input.userAdditionalInformation ?? null },
   );
-  await recordUserMessage(em, input.account, user, {
+  await recordUserMessage(tx, input.account, user, {
     typeId: MessageType.userSystem,
     text: 'user_registered',
     media: null,

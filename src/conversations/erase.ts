@@ -6,6 +6,7 @@
 // customer are personal data too). Anonymous users merged into them go too: their rows are
 // tombstones pointing at this user. Under the users' row locks, like every conversation change;
 // once committed, every node disconnects the erased users' sockets (the `erased` notice).
+import { transaction } from '../db/tx/run.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgIntArray } from '../db/pg-arrays.ts';
 import { notify } from './notices.ts';
@@ -23,16 +24,16 @@ export interface Erased {
 }
 
 export async function eraseUser(em: EntityManager, accountId: number, userId: number): Promise<Erased | null> {
-  return em.transactional(async (tx) => {
-    const connection = tx.getConnection();
-    const context: unknown = tx.getTransactionContext();
+  return transaction(em, async (tx) => {
+    const connection = tx.em.getConnection();
+    const context: unknown = tx.em.getTransactionContext();
     const run = <T extends object[]>(sql: string, params: unknown[]) => connection.execute<T>(sql, params, 'all', context);
     const tombstones = await run<Array<{ id: number }>>('select id from users where merged_into_user_id = ? and account_id = ?', [
       userId,
       accountId,
     ]);
     const ids = [userId, ...tombstones.map((t) => t.id)];
-    const locked = await lockUsers(tx, ids);
+    const locked = await lockUsers(tx.em, ids);
     if (locked.get(userId)?.accountId !== accountId) return null;
     const all = pgIntArray(ids);
     const media = await run<Array<{ path: string }>>('delete from media where user_id = any(?::int[]) returning path', [all]);

@@ -1,5 +1,6 @@
 // Chat events from a client (typing, chat opened) as Event payloads to the owner Service, and
 // the server's own stopTyping for a client that went quiet without sending one.
+import { transaction } from '../db/tx/run.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { enqueue } from '../deliveries/outbox.ts';
@@ -13,8 +14,8 @@ import { eventPayload, type EventName } from '../presenters/webhook-payloads.ts'
  * a notice only the dashboard hears.
  */
 export async function sendEvent(em: EntityManager, account: Account, user: User, name: EventName): Promise<void> {
-  await em.transactional(async (tx) => {
-    const owner = await tx.findOne(ServiceSchema, { id: user.ownerServiceId }, { fields: ['kind'] });
+  await transaction(em, async (tx) => {
+    const owner = await tx.em.findOne(ServiceSchema, { id: user.ownerServiceId }, { fields: ['kind'] });
     // The inbox has no webhook (the outbox writes it nothing): the dashboard hears of it instead.
     if (owner?.kind === 'inbox') notify(tx, { kind: 'inbox', userId: user.id, change: name });
     await enqueue(tx, {

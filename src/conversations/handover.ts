@@ -7,6 +7,8 @@ import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, t
 import { enqueue } from '../deliveries/outbox.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { handoverPayload, type HandoverNote, type HandoverStep } from '../presenters/webhook-payloads.ts';
+import { transaction } from '../db/tx/run.ts';
+import type { Transaction } from '../db/tx/transaction.ts';
 import { moveOwner } from './owners.ts';
 import { standbyOf } from './standby.ts';
 import { lockUsers } from './users.ts';
@@ -57,7 +59,7 @@ export interface HandoverState {
 
 export async function handoverStep(em: EntityManager, input: HandoverInput): Promise<{ user: User; changed: boolean }> {
   try {
-    return await em.transactional((tx) => step(tx, input));
+    return await transaction(em, (tx) => step(tx, input));
   } catch (err) {
     if (err instanceof AppError && (HANDOVER_REFUSALS as readonly string[]).includes(err.code)) {
       await deliverFailure(em, input, err.code);
@@ -66,7 +68,8 @@ export async function handoverStep(em: EntityManager, input: HandoverInput): Pro
   }
 }
 
-async function step(tx: EntityManager, input: HandoverInput): Promise<{ user: User; changed: boolean }> {
+async function step(t: Transaction, input: HandoverInput): Promise<{ user: User; changed: boolean }> {
+  const tx = t.em;
   const { caller } = input;
   const user = await tx.findOne(UserSchema, { id: input.userId, accountId: input.account.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!user) throw notFound('user_not_found');
@@ -84,7 +87,7 @@ async function step(tx: EntityManager, input: HandoverInput): Promise<{ user: Us
     if (owner.id === caller.id) return unchanged;
     if (!row || row.pending_service_id !== caller.id) throw conflict('not_pending');
     if (expired(row)) throw conflict('offer_expired');
-    await moveOwner(tx, { account, user, oldOwner: owner, newOwner: caller, initiatedBy: caller, handover: note });
+    await moveOwner(t, { account, user, oldOwner: owner, newOwner: caller, initiatedBy: caller, handover: note });
     return { user, changed: true };
   }
 
@@ -95,7 +98,7 @@ async function step(tx: EntityManager, input: HandoverInput): Promise<{ user: Us
 
   if (input.step === 'release') {
     const target = await releaseTarget(tx, caller, account);
-    await moveOwner(tx, { account, user, oldOwner: owner, newOwner: target, initiatedBy: caller, handover: note });
+    await moveOwner(t, { account, user, oldOwner: owner, newOwner: target, initiatedBy: caller, handover: note });
     return { user, changed: true };
   }
 
@@ -103,7 +106,7 @@ async function step(tx: EntityManager, input: HandoverInput): Promise<{ user: Us
   if (target.disabledAt) throw conflict('target_disabled');
   if (input.step === 'pass') {
     if (target.id === owner.id) return unchanged;
-    await moveOwner(tx, { account, user, oldOwner: owner, newOwner: target, initiatedBy: caller, handover: note });
+    await moveOwner(t, { account, user, oldOwner: owner, newOwner: target, initiatedBy: caller, handover: note });
     return { user, changed: true };
   }
 
@@ -124,11 +127,11 @@ async function step(tx: EntityManager, input: HandoverInput): Promise<{ user: Us
     'run',
     tx.getTransactionContext(),
   );
-  await enqueue(tx, {
+  await enqueue(t, {
     kind: 'handover',
     payload: handoverPayload({ account, user, initiatedBy: caller, note, offer: { from: caller, to: target, expiresAt } }),
     recipients: [caller.id, target.id],
-    standby: await standbyOf(tx, user.id),
+    standby: await standbyOf(t, user.id),
     orderingKey: user.id,
   });
   return { user, changed: true };
@@ -186,10 +189,9 @@ export async function releaseTarget(
 
 /** The refused step as a failure event to its caller, on the user's chain, in a transaction of its own. */
 async function deliverFailure(em: EntityManager, input: HandoverInput, code: string): Promise<void> {
-  const fork = em.fork();
-  await fork.transactional(async (tx) => {
-    const user = await tx.findOne(UserSchema, { id: input.userId, accountId: input.account.id });
-    const account = await tx.findOne(AccountSchema, { id: input.account.id });
+  await transaction(em.fork(), async (tx) => {
+    const user = await tx.em.findOne(UserSchema, { id: input.userId, accountId: input.account.id });
+    const account = await tx.em.findOne(AccountSchema, { id: input.account.id });
     if (!user || !account) return;
     await enqueue(tx, {
       kind: 'handover',
@@ -242,7 +244,8 @@ export async function refuseStandbyAnswer(
  * are written in the caller's transaction. With nowhere to go (no next, the default is this
  * Service or off) the conversations stay. Returns how many were handed over.
  */
-export async function handOffConversations(tx: EntityManager, service: Service): Promise<number> {
+export async function handOffConversations(t: Transaction, service: Service): Promise<number> {
+  const tx = t.em;
   const account = await tx.findOneOrFail(AccountSchema, { id: service.accountId });
   let target: Service;
   try {
@@ -267,7 +270,7 @@ export async function handOffConversations(tx: EntityManager, service: Service):
   let moved = 0;
   for (const user of users) {
     if (user.ownerServiceId !== service.id || user.mergedIntoUserId != null) continue;
-    await moveOwner(tx, { account, user, oldOwner: service, newOwner: target, initiatedBy: service, handover: note });
+    await moveOwner(t, { account, user, oldOwner: service, newOwner: target, initiatedBy: service, handover: note });
     moved += 1;
   }
   return moved;

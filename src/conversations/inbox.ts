@@ -3,6 +3,8 @@
 // the inbox's views. Every change runs under the user's row lock (lockUsers) and compares the
 // state it expects before it sets another, so two operators acting at once get one winner and
 // one 409. None of it is a message: no client, webhook or push ever carries it.
+import type { Transaction } from '../db/tx/transaction.ts';
+import { transaction } from '../db/tx/run.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError, notFound } from '../errors.ts';
 import { notify, type InboxChange } from './notices.ts';
@@ -135,7 +137,7 @@ async function readState(em: EntityManager, userId: number): Promise<Conversatio
   return stateOf(row);
 }
 
-function changed(tx: EntityManager, userId: number, change: InboxChange): void {
+function changed(tx: Transaction, userId: number, change: InboxChange): void {
   notify(tx, { kind: 'inbox', userId, change });
 }
 
@@ -184,28 +186,30 @@ export interface AssigneeChange {
  * enabled operator (422 `invalid_assignee`). Setting the one already set changes nothing.
  */
 export async function changeAssignee(em: EntityManager, input: AssigneeChange): Promise<ConversationState> {
-  return em.transactional(async (tx) => {
-    const state = await lockedState(tx, input.accountId, input.userId);
+  return transaction(em, async (tx) => {
+    const state = await lockedState(tx.em, input.accountId, input.userId);
     if (state.assigneeId !== input.expectedAssigneeId) {
       throw new AppError(409, 'assignee_changed', [], { assigneeId: state.assigneeId });
     }
     if (state.assigneeId === input.assigneeId) return state;
     if (input.assigneeId !== null) {
-      const [operator] = await sql<{ id: number }>(tx, 'select id from operators where id = ? and disabled_at is null', [input.assigneeId]);
+      const [operator] = await sql<{ id: number }>(tx.em, 'select id from operators where id = ? and disabled_at is null', [
+        input.assigneeId,
+      ]);
       if (!operator) throw new AppError(422, 'invalid_assignee');
     }
-    await sql(tx, 'update conversation_states set assignee_operator_id = ?, updated_at = now() where user_id = ?', [
+    await sql(tx.em, 'update conversation_states set assignee_operator_id = ?, updated_at = now() where user_id = ?', [
       input.assigneeId,
       input.userId,
     ]);
-    await addEvent(tx, {
+    await addEvent(tx.em, {
       userId: input.userId,
       operatorId: input.operatorId,
       kind: 'assignee',
       data: { from: state.assigneeId, to: input.assigneeId },
     });
     changed(tx, input.userId, 'assignee');
-    return readState(tx, input.userId);
+    return readState(tx.em, input.userId);
   });
 }
 
@@ -222,27 +226,27 @@ export interface StatusChange {
 
 /** Opens, snoozes or resolves the conversation; a customer message reopens it (messages.ts). */
 export async function changeStatus(em: EntityManager, input: StatusChange): Promise<ConversationState> {
-  return em.transactional(async (tx) => {
-    const state = await lockedState(tx, input.accountId, input.userId);
+  return transaction(em, async (tx) => {
+    const state = await lockedState(tx.em, input.accountId, input.userId);
     const now = effectiveStatus(state);
     if (input.expectedStatus !== undefined && now !== input.expectedStatus) {
       throw new AppError(409, 'status_changed', [], { status: now });
     }
     const snoozedUntil = input.status === 'snoozed' ? input.snoozedUntil : null;
     if (now === input.status && (state.snoozedUntil?.getTime() ?? null) === (snoozedUntil?.getTime() ?? null)) return state;
-    await sql(tx, 'update conversation_states set status = ?, snoozed_until = ?, updated_at = now() where user_id = ?', [
+    await sql(tx.em, 'update conversation_states set status = ?, snoozed_until = ?, updated_at = now() where user_id = ?', [
       input.status,
       snoozedUntil,
       input.userId,
     ]);
-    await addEvent(tx, {
+    await addEvent(tx.em, {
       userId: input.userId,
       operatorId: input.operatorId,
       kind: 'status',
       data: { from: now, to: input.status, ...(snoozedUntil ? { snoozedUntil: snoozedUntil.toISOString() } : {}) },
     });
     changed(tx, input.userId, 'status');
-    return readState(tx, input.userId);
+    return readState(tx.em, input.userId);
   });
 }
 
@@ -251,9 +255,9 @@ export async function addNote(
   em: EntityManager,
   input: { accountId: number; userId: number; operatorId: number; text: string },
 ): Promise<TimelineEvent> {
-  return em.transactional(async (tx) => {
-    await lockedState(tx, input.accountId, input.userId);
-    const note = await addEvent(tx, { userId: input.userId, operatorId: input.operatorId, kind: 'note', text: input.text });
+  return transaction(em, async (tx) => {
+    await lockedState(tx.em, input.accountId, input.userId);
+    const note = await addEvent(tx.em, { userId: input.userId, operatorId: input.operatorId, kind: 'note', text: input.text });
     changed(tx, input.userId, 'note');
     return note;
   });
@@ -261,16 +265,16 @@ export async function addNote(
 
 /** The team has read the conversation up to this message (its customer messages above are unread). */
 export async function markRead(em: EntityManager, accountId: number, userId: number, messageId: number): Promise<ConversationState> {
-  return em.transactional(async (tx) => {
-    await lockedState(tx, accountId, userId);
+  return transaction(em, async (tx) => {
+    await lockedState(tx.em, accountId, userId);
     await sql(
-      tx,
+      tx.em,
       `update conversation_states set read_message_id = greatest(read_message_id,
          (select coalesce(max(id), 0) from messages where user_id = ? and id <= ?)), updated_at = now()
        where user_id = ?`,
       [userId, messageId, userId],
     );
-    return readState(tx, userId);
+    return readState(tx.em, userId);
   });
 }
 

@@ -8,6 +8,7 @@
 // Everything that can refuse an upload is judged before any lock: the quotas before a byte of
 // the body is read (uploadAllowance), the type and size from the received file. Only a file that
 // will be kept waits for the conversation's lock, and not for long (UPLOAD_LOCK_TIMEOUT_MS).
+import type { Transaction } from '../db/tx/transaction.ts';
 import { randomUUID } from 'node:crypto';
 import { DriverException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -226,12 +227,12 @@ export async function readMedia(
 
 /** A message's reference to an upload, which must belong to the conversation it is sent in. */
 export async function mediaOfConversation(
-  em: EntityManager,
+  em: EntityManager | Transaction,
   userId: number,
   wanted: { id: string; description?: string | null | undefined },
 ): Promise<MediaReference> {
   // FOR SHARE: the sweeper (media/sweeper.ts) skips an upload a message is being written with.
-  // A raw statement: the message writers' held transactions have no ORM (db/held-transaction.ts).
+  // A raw statement: the message writers' held transactions have no ORM (db/tx/held.ts).
   const [upload] = await prepared<{ path: string; mimeType: string; description: string | null }>(
     em,
     'select path, mime_type as "mimeType", description from media where id = ? and user_id = ? for share',

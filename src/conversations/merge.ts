@@ -1,7 +1,7 @@
 // Merging an anonymous conversation into the registered user's at login (spec, States and
 // transitions): messages, uploads and contact details move, the anonymous user stays as a
 // tombstone pointing to the registered one, and the owner Services hear of the new id.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Transaction } from '../db/tx/transaction.ts';
 import { UserSchema, type Account, type User } from '../db/entities/index.ts';
 import { standbyOf } from './standby.ts';
 import { enqueue } from '../deliveries/outbox.ts';
@@ -38,7 +38,8 @@ function carryContact(anonymous: User, registered: User): void {
  * Inside the caller's transaction. Returns the registered user the conversation now lives on,
  * or null, doing nothing, when the anonymous user had already been merged.
  */
-export async function mergeAnonymousInto(em: EntityManager, merge: LoginMerge): Promise<User | null> {
+export async function mergeAnonymousInto(tx: Transaction, merge: LoginMerge): Promise<User | null> {
+  const { em } = tx;
   const { account, anonymous } = merge;
   // Every message writer locks its users (lockUsers: FOR UPDATE, in id order) and writes
   // under that lock. Taking the same locks, in the same order, before reading or moving
@@ -48,7 +49,7 @@ export async function mergeAnonymousInto(em: EntityManager, merge: LoginMerge): 
   // the commit, so locking it later breaks no order.
   const existing = merge.registered;
   const ids = existing ? [anonymous.id, existing.id] : [anonymous.id];
-  await lockUsers(em, ids);
+  await lockUsers(tx, ids);
   // What was read before the lock may be stale: the current agent, the owner, or the merge itself.
   await em.find(UserSchema, { id: { $in: ids } }, { refresh: true });
   if (anonymous.mergedIntoUserId != null) return null;
@@ -62,7 +63,7 @@ export async function mergeAnonymousInto(em: EntityManager, merge: LoginMerge): 
   // Both owners hear of it: the one that talked to the anonymous user, and the registered
   // user's, when they differ. On the anonymous user's chain, so it follows what was sent about
   // the anonymous user before.
-  await enqueue(em, {
+  await enqueue(tx, {
     kind: 'client_merging',
     payload: clientMergingPayload({ account, oldUserId: anonymous.id, newUser: registered, requestUrl: merge.requestUrl }),
     recipients: [anonymous.ownerServiceId, registered.ownerServiceId],

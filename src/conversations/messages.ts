@@ -1,5 +1,7 @@
 // Messages of a conversation: writing them (with their delivery to the owner Service, in the
 // same transaction) and reading them the way clients page through them.
+import type { Transaction } from '../db/tx/transaction.ts';
+import { transaction } from '../db/tx/run.ts';
 import { prepared } from '../db/prepared.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
@@ -104,7 +106,7 @@ export async function moveConversation(em: EntityManager, fromUserId: number, to
  * message for a user merged meanwhile (its sender read the conversation just before a login
  * merged it) goes to the conversation it was merged into, like the rest of its history.
  */
-async function lockForMessages(em: EntityManager, rows: readonly MessageRow[]): Promise<{ target: LockedUser[]; ids: number[] }> {
+async function lockForMessages(em: Transaction, rows: readonly MessageRow[]): Promise<{ target: LockedUser[]; ids: number[] }> {
   const first = await lockUsersForMessages(
     em,
     rows.map((r) => r.userId),
@@ -172,7 +174,7 @@ const INBOX_STATE_CTES = `inbox_last as (
  * costs one statement, as one message does.
  */
 export async function insertLocked(
-  em: EntityManager,
+  em: Transaction,
   rows: readonly MessageRow[],
   target: readonly LockedUser[],
   options: InsertOptions = {},
@@ -266,7 +268,7 @@ export interface UserMessage {
  * transaction ends there: see prepared()).
  */
 export async function recordUserMessages(
-  em: EntityManager,
+  em: Transaction,
   messages: readonly UserMessage[],
   { commit = false }: { commit?: boolean } = {},
 ): Promise<NewMessage[]> {
@@ -310,7 +312,7 @@ export async function recordUserMessages(
 
 /** One message from the user's side. */
 export async function recordUserMessage(
-  em: EntityManager,
+  em: Transaction,
   account: Account,
   user: Pick<User, 'id'>,
   input: UserMessageInput,
@@ -394,9 +396,9 @@ export async function unseenAgentMessages(em: EntityManager, userId: number): Pr
  * lowered). All or nothing: returns null, changing nothing, if an id is not in the conversation.
  */
 export async function raiseStatus(em: EntityManager, userId: number, ids: number[], status: 2 | 3 | 4): Promise<Message[] | null> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (tx) => {
     const unique = [...new Set(ids)];
-    const messages = await tx.find(MessageSchema, { id: { $in: unique }, userId });
+    const messages = await tx.em.find(MessageSchema, { id: { $in: unique }, userId });
     if (messages.length !== unique.length) return null;
     for (const message of messages) {
       if (message.status < status) message.status = status;

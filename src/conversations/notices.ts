@@ -1,75 +1,18 @@
 // The one way a change reaches connected sockets. Whoever changes a conversation records a
-// notice on the transaction that makes the change (`notify`); once that transaction commits,
-// the notices are handed to the gateway, in the order they were recorded. A transaction that
-// rolls back takes its notices with it, so sockets never hear of a change that did not happen,
-// and no route or socket handler has to remember to publish.
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { AgentSnapshot, Message } from '../db/entities/index.ts';
-import type { InboxChange } from '../shared/operator-events.ts';
+// notice on the transaction that makes the change (`notify`, a field of the transaction object,
+// db/tx/transaction.ts); the transaction's runner hands them, once it committed, to the gateway
+// in the order they were recorded (db/tx/outlets.ts). A transaction that rolls back takes its
+// notices with it, so sockets never hear of a change that did not happen, and no route or socket
+// handler has to remember to publish.
+import type { Message } from '../db/entities/index.ts';
+import type { Transaction } from '../db/tx/transaction.ts';
+import type { AnyNotice, CallerNotice, Notice, OperatorNotice } from './notice-kinds.ts';
 
-/**
- * What one node tells all nodes (itself included) about a conversation, or (`deliveries`) that
- * the delivery outcomes of some Services were committed, which only the dashboard listens to.
- */
-export type Notice =
-  | {
-      kind: 'message';
-      userId: number;
-      messageId: number;
-      prevId: number | null;
-      /** The row as written, for this node's sockets; other nodes get the ids only. */
-      message?: Message;
-    }
-  | { kind: 'agent'; userId: number; agent: AgentSnapshot | null }
-  | {
-      kind: 'agentTyping';
-      userId: number;
-      agent: AgentSnapshot;
-      isTyping: boolean;
-      /** While typing, the Unix time in seconds until which it lasts (the agent object's `isTyping`); else null. */
-      typingUntil: number | null;
-    }
-  | { kind: 'messageStatus'; userId: number; messages: Array<{ id: number; status: number }> }
-  | { kind: 'merged'; fromUserId: number; toUserId: number }
-  | { kind: 'deliveries'; serviceIds: number[] }
-  /**
-   * The team's side of a conversation changed (its owner, its assignee or status, a note): only
-   * the dashboard's channel hears of it. This is how the inbox, which has no webhook, learns of a
-   * changeOwner naming it (docs/dashboard.md).
-   */
-  | { kind: 'inbox'; userId: number; change: InboxChange };
+export type { AnyNotice, CallerNotice, InboxChange, Notice, OperatorNotice } from './notice-kinds.ts';
 
-export type { InboxChange };
-
-/**
- * Notices about callers rather than a conversation: the device (its id) left the user for
- * another customer, so its sockets identify their caller again; users were erased (GDPR) with
- * their devices, so their sockets are told and disconnected; an account, its Services or their
- * API keys changed, so every node reads that account's Service API keys afresh; an operator
- * signed out, was disabled or had their grants replaced, so every node checks that operator's
- * dashboard sockets again (ended, or moved to the rooms the grants now allow).
- */
-export type CallerNotice =
-  | { kind: 'deviceMoved'; userId: number; deviceId: number }
-  | { kind: 'erased'; userIds: number[] }
-  | { kind: 'account'; accountId: number }
-  | { kind: 'operator'; operatorId: number };
-
-/** The notice of an operator whose sessions, grants or state changed. */
-export type OperatorNotice = Extract<CallerNotice, { kind: 'operator' }>;
-
-/** Everything a transaction can tell the gateway. */
-export type AnyNotice = Notice | CallerNotice;
-
-/** Notices recorded per transaction (its EntityManager fork), until it commits. */
-const recorded = new WeakMap<object, AnyNotice[]>();
-
-/** Records a notice on the transaction `em` belongs to; it goes out once that commits. */
-export function notify(em: EntityManager, ...notices: AnyNotice[]): void {
-  if (!em.isInTransaction()) throw new Error('notify() needs the transaction that makes the change');
-  const list = recorded.get(em) ?? [];
-  list.push(...notices);
-  recorded.set(em, list);
+/** Records notices on the transaction that makes the change; they go out once it commits. */
+export function notify(tx: Transaction, ...notices: AnyNotice[]): void {
+  tx.notices.push(...notices);
 }
 
 /** Every node reads the account's Service API keys afresh (its Services or keys changed). */
@@ -85,19 +28,4 @@ export function operatorChanged(operatorId: number): OperatorNotice {
 /** The message notice of a written message. */
 export function messageNotice(message: Message, prevId: number | null): Notice {
   return { kind: 'message', userId: message.userId, messageId: message.id, prevId, message };
-}
-
-/** Hands every committed transaction's notices to the gateway; call once at start. */
-export function publishAfterCommit(orm: MikroORM, gateway: { publish(notice: AnyNotice): void }): void {
-  orm.em.getEventManager().registerSubscriber({
-    afterTransactionCommit: ({ em }) => {
-      const notices = recorded.get(em);
-      if (!notices) return;
-      recorded.delete(em);
-      for (const notice of notices) gateway.publish(notice);
-    },
-    afterTransactionRollback: ({ em }) => {
-      recorded.delete(em);
-    },
-  });
 }

@@ -2,6 +2,8 @@
 // account), the dashboard's take-over and hand-back, and the handover protocol's steps
 // (handover.ts). Only a real change is announced, to the old and to the new owner, as a
 // changeOwner action, with standby copies to the conversation's standby Services.
+import { transaction } from '../db/tx/run.ts';
+import type { Transaction } from '../db/tx/transaction.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
@@ -15,18 +17,18 @@ export async function changeOwner(
   em: EntityManager,
   input: { account: Account; initiatedBy: OwnerChangeInitiator; userId: number; newOwnerIdentification: string },
 ): Promise<{ user: User; changed: boolean }> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (tx) => {
     // Locked, so two changes at once announce two consistent transitions, not two from the same owner.
     // Erased (GDPR) while this waited for the lock: as unknown as any other id.
-    const user = await tx.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const user = await tx.em.findOne(UserSchema, { id: input.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!user) throw notFound('user_not_found');
-    const newOwner = await tx.findOne(ServiceSchema, {
+    const newOwner = await tx.em.findOne(ServiceSchema, {
       identification: input.newOwnerIdentification,
       accountId: input.account.id,
     });
     if (!newOwner) throw notFound('service_not_found');
     if (newOwner.id === user.ownerServiceId) return { user, changed: false };
-    const oldOwner = await tx.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
+    const oldOwner = await tx.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
     await moveOwner(tx, { account: input.account, user, oldOwner, newOwner, initiatedBy: input.initiatedBy, handover: null });
     return { user, changed: true };
   });
@@ -38,7 +40,7 @@ export async function changeOwner(
  * idempotent repeats) and the changeOwner deliveries.
  */
 export async function moveOwner(
-  tx: EntityManager,
+  tx: Transaction,
   input: {
     account: Pick<Account, 'id' | 'identification' | 'defaultServiceId'>;
     user: User;
@@ -50,14 +52,14 @@ export async function moveOwner(
 ): Promise<void> {
   const { user, oldOwner, newOwner } = input;
   user.ownerServiceId = newOwner.id;
-  await tx.flush();
-  const connection = tx.getConnection();
+  await tx.em.flush();
+  const connection = tx.em.getConnection();
   // The inbox's views read the owner beside the team's state (conversations/inbox.ts).
   await connection.execute(
     'update conversation_states set owner_service_id = ?, updated_at = now() where user_id = ?',
     [newOwner.id, user.id],
     'run',
-    tx.getTransactionContext(),
+    tx.em.getTransactionContext(),
   );
   const lastBy = 'operator' in input.initiatedBy ? null : input.initiatedBy.id;
   await connection.execute(
@@ -67,7 +69,7 @@ export async function moveOwner(
        last_by_service_id = excluded.last_by_service_id, updated_at = now()`,
     [user.id, input.handover?.step ?? 'pass', lastBy],
     'run',
-    tx.getTransactionContext(),
+    tx.em.getTransactionContext(),
   );
   await recordParticipants(tx, user.id, [oldOwner.id, newOwner.id]);
   // The inbox has no webhook, so the outbox writes it nothing: the dashboard hears of it instead,

@@ -3,11 +3,12 @@
 // (`participated`). Read in the transaction of the change, under the users' locks its writer
 // holds, so the owner it is judged against is the one the change delivers to.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Transaction } from '../db/tx/transaction.ts';
 import { prepared } from '../db/prepared.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
 
 /** Each user's standby Services (not its owner), by user id; users without any are left out. */
-export async function standbyServices(em: EntityManager, userIds: readonly number[]): Promise<Map<number, number[]>> {
+export async function standbyServices(em: EntityManager | Transaction, userIds: readonly number[]): Promise<Map<number, number[]>> {
   const found = new Map<number, number[]>();
   if (userIds.length === 0) return found;
   // The partial index on standby Services keeps this one probe per account when none listen.
@@ -27,12 +28,12 @@ export async function standbyServices(em: EntityManager, userIds: readonly numbe
 }
 
 /** One user's standby Services. */
-export async function standbyOf(em: EntityManager, userId: number): Promise<number[]> {
+export async function standbyOf(em: EntityManager | Transaction, userId: number): Promise<number[]> {
   return (await standbyServices(em, [userId])).get(userId) ?? [];
 }
 
 /** Records that these Services took part in the conversation (an owner change's old and new owner). */
-export async function recordParticipants(em: EntityManager, userId: number, serviceIds: readonly number[]): Promise<void> {
+export async function recordParticipants(em: EntityManager | Transaction, userId: number, serviceIds: readonly number[]): Promise<void> {
   await prepared(
     em,
     `insert into conversation_participants (user_id, service_id)

@@ -6,6 +6,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MessageType, UserSchema } from '../db/entities/index.ts';
 import { prepared } from '../db/prepared.ts';
+import { transaction } from '../db/tx/run.ts';
 import { enqueueTranscript } from '../deliveries/outbox.ts';
 import { AppError, notFound } from '../errors.ts';
 import { refuseMerged } from './users.ts';
@@ -16,7 +17,8 @@ export async function requestTranscript(
   /** The rate limit, taken only by a request that would send (a refused one costs nothing). */
   limit: () => Promise<void>,
 ): Promise<{ deliveryId: string; email: string }> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (t) => {
+    const tx = t.em;
     const user = await tx.findOne(UserSchema, { id: input.userId, accountId: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!user) throw notFound('user_not_found');
     refuseMerged(user);
@@ -29,7 +31,7 @@ export async function requestTranscript(
     );
     if (newest?.id == null) throw new AppError(409, 'conversation_empty');
     await limit();
-    const deliveryId = await enqueueTranscript(tx, { userId: user.id, throughMessageId: Number(newest.id) });
+    const deliveryId = await enqueueTranscript(t, { userId: user.id, throughMessageId: Number(newest.id) });
     return { deliveryId, email: user.email };
   });
 }

@@ -1,12 +1,13 @@
 // Chat users: anonymous ones (one device, no identifier) and registered ones (known by the
 // uniqueIdentifier a customer's backend put in the authorization header), and the row lock
 // every statement on a conversation runs under.
+import { Transaction } from '../db/tx/transaction.ts';
 import { prepared } from '../db/prepared.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type AgentSnapshot, type User } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
 import { AppError, conflict } from '../errors.ts';
-import { chainLockSql, chainsLocked } from '../deliveries/outbox.ts';
+import { chainLockSql } from '../deliveries/outbox.ts';
 import { customerLock, lockName } from './locks.ts';
 
 export function ownerFor(account: Account): number {
@@ -93,7 +94,7 @@ interface UserRow {
  * and their deliveries spends no statement of its own on them.
  */
 export async function lockUsers(
-  em: EntityManager,
+  em: EntityManager | Transaction,
   ids: readonly number[],
   { ownerChains = false, pushDevices = false }: { ownerChains?: boolean; pushDevices?: boolean } = {},
 ): Promise<Map<number, LockedUser>> {
@@ -107,7 +108,7 @@ export async function lockUsers(
  * be written in the statement that writes the messages.
  */
 export async function lockUsersForMessages(
-  em: EntityManager,
+  em: Transaction,
   ids: readonly number[],
   count: number,
 ): Promise<{ users: Map<number, LockedUser>; messageIds: number[] }> {
@@ -115,7 +116,7 @@ export async function lockUsersForMessages(
 }
 
 async function lock(
-  em: EntityManager,
+  em: EntityManager | Transaction,
   ids: readonly number[],
   ownerChains: boolean,
   messageIds: number,
@@ -145,11 +146,7 @@ async function lock(
   const params: unknown[] = [pgIntArray([...new Set(ids)].sort((a, b) => a - b))];
   if (reserved) params.push(messageIds);
   const rows = await prepared<UserRow & { message_ids?: Array<string | number> }>(em, sql, params);
-  if (ownerChains)
-    chainsLocked(
-      em,
-      rows.map((r) => [r.owner_service_id, r.id]),
-    );
+  if (ownerChains && em instanceof Transaction) em.chainsLocked(rows.map((r) => [r.owner_service_id, r.id]));
   const users = new Map(
     rows.map((r): [number, LockedUser] => [
       r.id,

@@ -6,7 +6,8 @@
 // MikroORM's DriverExceptions, as execute() makes them (a caller's bad value stays a 422).
 import { createHash } from 'node:crypto';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
-import { heldConnection, send, type Connection } from './held-transaction.ts';
+import { send, type Connection } from './tx/connection.ts';
+import { Transaction } from './tx/transaction.ts';
 
 /** Statement names by text: the same text is the same prepared statement on every connection. */
 const names = new Map<string, string>();
@@ -21,18 +22,18 @@ function nameOf(sql: string): string {
 }
 
 /**
- * Runs `sql` in `em`'s transaction, if it has one; resolves to the rows. With `commit`, the
- * statement is the transaction's last: its COMMIT goes with it (pipelined.ts), and nothing may
- * be sent, or thrown, in the transaction after it.
+ * Runs `sql` in the transaction `on` (or, given an EntityManager, in its transaction if it has
+ * one); resolves to the rows. With `commit`, the statement is the transaction's last: its COMMIT
+ * goes with it (pipelined.ts), and nothing may be sent, or thrown, in the transaction after it.
  */
 export async function prepared<T extends object>(
-  em: EntityManager,
+  on: EntityManager | Transaction,
   sql: string,
   params: readonly unknown[],
   { commit = false }: { commit?: boolean } = {},
 ): Promise<T[]> {
-  const connection = heldConnection(em);
-  if (connection) return onHeld<T>(em, connection, sql, params, commit);
+  const em = on instanceof Transaction ? on.em : on;
+  if (on instanceof Transaction && on.connection) return onHeld<T>(em, on.connection, sql, params, commit);
   const query = em
     .getConnection()
     .getKnex()
@@ -51,7 +52,7 @@ export async function prepared<T extends object>(
 /** Statement texts with `$n` placeholders, as knex makes them from the `?` ones. */
 const positional = new Map<string, string>();
 
-/** The statement straight on a held transaction's connection (held-transaction.ts), as knex would send it. */
+/** The statement straight on a held transaction's connection (tx/held.ts), as knex would send it. */
 async function onHeld<T extends object>(
   em: EntityManager,
   connection: Connection,

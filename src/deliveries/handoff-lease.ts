@@ -1,7 +1,7 @@
 // The rows a statement leases to this node's worker by hand-off (handoff.ts decides how many it
 // takes), as pieces of SQL that carry their own values (db/named.ts), with the lease to write.
 import { Sql } from '../db/named.ts';
-import { leaseSql, roomParams, type handoffTarget } from './handoff.ts';
+import { leaseSql, roomParams, type HandoffTarget } from './handoff.ts';
 import type { Lease } from './lease.ts';
 
 /**
@@ -11,7 +11,7 @@ import type { Lease } from './lease.ts';
  * statement puts it.
  */
 export function handoffLease(
-  target: ReturnType<typeof handoffTarget>,
+  target: HandoffTarget | null,
   eligible: string,
   serviceColumn: string,
   order: string,

@@ -1,12 +1,13 @@
 // The one place that writes deliveries. Whoever causes a payload hands it here inside the
-// transaction of the change, so the outbox rows commit with the change or not at all.
+// transaction of the change (the Transaction object, db/tx/transaction.ts), so the outbox rows
+// commit with the change or not at all; the deliveries it leases to this node's worker, and
+// whether it left others due, are recorded on that object for the worker.
 import { prepared } from '../db/prepared.ts';
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryKind } from '../db/entities/index.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
 import { named } from '../db/named.ts';
-import { handOff, handoffTarget, markDue } from './handoff.ts';
+import type { Transaction } from '../db/tx/transaction.ts';
 import type { ClaimedWebhook } from './claims.ts';
 import { handoffLease } from './handoff-lease.ts';
 import { LEASE_COLUMNS, leaseValues } from './lease.ts';
@@ -36,37 +37,17 @@ export interface PushRequest {
   payload: Record<string, string>;
 }
 
-export class OutboxError extends Error {}
-
-function refuseOutsideTransaction(em: EntityManager): void {
-  if (!em.isInTransaction()) {
-    // A delivery written outside the change's transaction could outlive a rolled-back change.
-    throw new OutboxError('deliveries must be enqueued inside the transaction of the change that causes them');
-  }
-}
-
-/** Chains (`service:key`) whose lock each transaction holds, so that it is taken once. */
-const heldChains = new WeakMap<object, Set<string>>();
-
 /**
  * The chain lock as SQL over two columns, for a statement that takes it beside other locks
- * (lockUsers) and then reports it with chainsLocked(). Taken in (service, key) order, as here.
+ * (lockUsers) and then records it on the transaction (Transaction.chainsLocked). Taken in (service, key) order, as here.
  */
 export function chainLockSql(serviceColumn: string, keyColumn: string): string {
   return `pg_advisory_xact_lock(${serviceColumn}, ${keyColumn})`;
 }
 
-/** Records chain locks the transaction `em` took itself: enqueuing on them spends no statement on locks. */
-export function chainsLocked(em: EntityManager, chains: ReadonlyArray<readonly [number, number]>): void {
-  refuseOutsideTransaction(em);
-  const held = heldChains.get(em) ?? new Set<string>();
-  for (const [serviceId, key] of chains) held.add(`${serviceId}:${key}`);
-  heldChains.set(em, held);
-}
-
 /** Adds the payload's deliveries to the caller's transaction; returns their ids (the `webhook-id`s). */
-export async function enqueue(em: EntityManager, request: DeliveryRequest): Promise<string[]> {
-  const [ids] = await enqueueAll(em, [request]);
+export async function enqueue(tx: Transaction, request: DeliveryRequest): Promise<string[]> {
+  const [ids] = await enqueueAll(tx, [request]);
   return ids ?? [];
 }
 
@@ -86,10 +67,10 @@ interface Row {
  * deliveries here): one statement whatever their number, and one more for chain locks the
  * transaction does not hold yet. Returns each request's delivery ids.
  */
-export async function enqueueAll(em: EntityManager, requests: readonly DeliveryRequest[]): Promise<string[][]> {
-  const deliveries = await deliveriesCte(em, requests);
+export async function enqueueAll(tx: Transaction, requests: readonly DeliveryRequest[]): Promise<string[][]> {
+  const deliveries = await deliveriesCte(tx, requests);
   if (!deliveries) return requests.map(() => []);
-  const rows = await prepared<WrittenRow>(em, `with ${deliveries.sql} select * from ${DELIVERIES_OUT} order by n`, deliveries.params);
+  const rows = await prepared<WrittenRow>(tx, `with ${deliveries.sql} select * from ${DELIVERIES_OUT} order by n`, deliveries.params);
   return deliveries.written(rows);
 }
 
@@ -113,8 +94,7 @@ export interface DeliveriesCte {
  * or for enqueueAll. Takes the chain locks the transaction does not hold yet first; null when
  * there is nothing to write.
  */
-export async function deliveriesCte(em: EntityManager, requests: readonly DeliveryRequest[]): Promise<DeliveriesCte | null> {
-  refuseOutsideTransaction(em);
+export async function deliveriesCte(tx: Transaction, requests: readonly DeliveryRequest[]): Promise<DeliveriesCte | null> {
   const rows: Row[] = [];
   const chains = new Map<string, [number, number]>();
   const planned = requests.map((request) => {
@@ -145,27 +125,26 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
       });
   });
   if (rows.length === 0) return null;
-  const held = heldChains.get(em);
-  const locks = [...chains].flatMap(([chain, pair]) => (held?.has(chain) ? [] : [pair]));
+  const locks = [...chains.values()].filter(([serviceId, key]) => !tx.holdsChain(serviceId, key));
   if (locks.length > 0) {
     // The chain lock (also taken when a delivery of the chain completes) makes "is there an
     // earlier pending delivery?" and the promotion of the next one exclude each other. Taken
     // in one global order, so transactions that lock several chains cannot deadlock.
     await prepared(
-      em,
+      tx,
       `select ${chainLockSql('c.service_id', 'c.ordering_key')}
        from unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
        order by c.service_id, c.ordering_key`,
       [pgIntArray(locks.map(([serviceId]) => serviceId)), pgIntArray(locks.map(([, key]) => key))],
     );
-    chainsLocked(em, locks);
+    tx.chainsLocked(locks);
   }
   // Services without a webhook URL receive nothing, nor those whose webhook does not want the
   // payload's kind (messages, events, or actions: everything else). Inserted in request order,
   // so `seq` keeps it.
   // A row that is ready, to an enabled Service, is leased to this node's worker when it has room
   // (handoff.ts), and what the worker needs to send it comes back with it.
-  const target = handoffTarget(em);
+  const target = tx.handoffTarget();
   const room = handoffLease(target, 'r.ready and r.enabled', 'r.service_id', 'r.n');
   const statement = named(
     // Whether a chain has a pending delivery is looked up row by row in the chain index (the
@@ -208,14 +187,13 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
     params: statement.params,
     written: (inserted) => {
       if (inserted.length === 0) return planned.map(() => []);
-      handOff(
-        em,
+      tx.handOff(
         // The payload is not read back: it is the one serialised here.
         inserted.flatMap(({ ready, leased, n, ...row }) =>
           leased ? [{ ...row, payload: rows[n]?.payload ?? '', deviceId: null, attempts: 1 }] : [],
         ),
       );
-      if (inserted.some((row) => row.ready && !row.leased)) markDue(em);
+      if (inserted.some((row) => row.ready && !row.leased)) tx.markDue();
       const kept = new Set(inserted.map((r) => r.id));
       return planned.map((ids) => ids.filter((id) => kept.has(id)));
     },
@@ -230,16 +208,15 @@ export async function deliveriesCte(em: EntityManager, requests: readonly Delive
  * `commit`, its insert is the transaction's last statement and carries the COMMIT (prepared()).
  */
 export async function enqueuePushes(
-  em: EntityManager,
+  tx: Transaction,
   requests: readonly PushRequest[],
   { commit = false }: { commit?: boolean } = {},
 ): Promise<string[][]> {
-  refuseOutsideTransaction(em);
   if (requests.length === 0) return [];
   const userIds = [...new Set(requests.map((r) => r.userId))];
   // The chains' locks first, in device order (as the worker takes them when a push completes).
   const devices = await prepared<{ id: number; userId: number }>(
-    em,
+    tx,
     `select v.id, v.user_id as "userId", pg_advisory_xact_lock(0, v.id)
        from (select d.id, d.user_id from devices d
               join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
@@ -257,7 +234,7 @@ export async function enqueuePushes(
   if (rows.length === 0) return requests.map(() => []);
   // Only the first of a device's chain can be ready, and only if nothing of it is pending.
   await prepared(
-    em,
+    tx,
     `insert into deliveries (id, device_id, ordering_key, kind, payload, ready)
      select r.id, r.device_id, r.device_id, r.kind, r.payload,
             row_number() over (partition by r.device_id order by r.i) = 1 and not exists (
@@ -269,7 +246,7 @@ export async function enqueuePushes(
     { commit },
   );
   // Pushes are claimed (the claim reads the device and its push settings as they are then).
-  markDue(em);
+  tx.markDue();
   return requests.map((_, n) => rows.filter((row) => row.n === n).map((row) => row.id));
 }
 
@@ -290,11 +267,10 @@ export interface EmailRequest {
  * the COMMIT (prepared()). Returns the delivery ids written.
  */
 export async function enqueueEmails(
-  em: EntityManager,
+  tx: Transaction,
   requests: readonly EmailRequest[],
   { notBeforeSeconds, commit = false }: { notBeforeSeconds: number; commit?: boolean },
 ): Promise<string[]> {
-  refuseOutsideTransaction(em);
   const through = new Map<number, number>();
   for (const request of requests) through.set(request.userId, Math.max(through.get(request.userId) ?? 0, request.throughMessageId));
   if (through.size === 0) return [];
@@ -302,18 +278,17 @@ export async function enqueueEmails(
     .sort(([a], [b]) => a - b)
     .map(([userId, throughMessageId]) => ({ id: randomUUID(), user_id: userId, payload: JSON.stringify({ userId, throughMessageId }) }));
   const chains = rows.map((r): [number, number] => [0, -r.user_id]);
-  const held = heldChains.get(em);
-  const locks = chains.filter(([service, key]) => !held?.has(`${service}:${key}`));
+  const locks = chains.filter(([service, key]) => !tx.holdsChain(service, key));
   if (locks.length > 0) {
     // A statement of its own, as for pushes: the insert's snapshot must show whatever a completion
     // that held a chain lock committed, or a new row could miss the promotion and wait for ever.
-    await prepared(em, `select pg_advisory_xact_lock(0, c.key) from (select unnest(?::int[]) as key order by 1) c`, [
+    await prepared(tx, `select pg_advisory_xact_lock(0, c.key) from (select unnest(?::int[]) as key order by 1) c`, [
       pgIntArray(locks.map(([, key]) => key)),
     ]);
-    chainsLocked(em, locks);
+    tx.chainsLocked(locks);
   }
   const written = await prepared<{ id: string }>(
-    em,
+    tx,
     `insert into deliveries (id, user_id, ordering_key, kind, payload, ready, next_attempt_at)
      select r.id, u.id, -u.id, 'email', r.payload,
             not exists (select 1 from deliveries e
@@ -336,23 +311,21 @@ export async function enqueueEmails(
  * answer's email before it goes first). Its payload names `transcriptThrough`, never
  * `throughMessageId`: a transcript does not count as an answer's email sent.
  */
-export async function enqueueTranscript(em: EntityManager, request: { userId: number; throughMessageId: number }): Promise<string> {
-  refuseOutsideTransaction(em);
+export async function enqueueTranscript(tx: Transaction, request: { userId: number; throughMessageId: number }): Promise<string> {
   const key = -request.userId;
-  const held = heldChains.get(em);
-  if (!held?.has(`0:${key}`)) {
-    await prepared(em, `select pg_advisory_xact_lock(0, ?::int)`, [key]);
-    chainsLocked(em, [[0, key]]);
+  if (!tx.holdsChain(0, key)) {
+    await prepared(tx, `select pg_advisory_xact_lock(0, ?::int)`, [key]);
+    tx.chainsLocked([[0, key]]);
   }
   const id = randomUUID();
   await prepared(
-    em,
+    tx,
     `insert into deliveries (id, user_id, ordering_key, kind, payload, ready, next_attempt_at)
      values (?, ?, ?, 'email', ?,
              not exists (select 1 from deliveries e where coalesce(e.service_id, 0) = 0 and e.ordering_key = ? and e.state = 'pending'),
              now())`,
     [id, request.userId, key, JSON.stringify({ userId: request.userId, transcriptThrough: request.throughMessageId }), key],
   );
-  markDue(em);
+  tx.markDue();
   return id;
 }

@@ -1,13 +1,12 @@
 // Writing what became of attempts (settle.ts decides it): the worker's group commit hands a
 // batch here, and a few statements log the attempts, end or release the deliveries, and
 // promote the next of each chain whose delivery ended.
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { fromJson } from '../db/json.ts';
 import { named, type Sql } from '../db/named.ts';
 import { prepared } from '../db/prepared.ts';
 import { pgIntArray, pgTextArray, pgUuidArray } from '../db/pg-arrays.ts';
 import type { ClaimedWebhook } from './claims.ts';
-import { handOff, handoffTarget, markDue } from './handoff.ts';
+import type { Transaction } from '../db/tx/transaction.ts';
 import { handoffLease } from './handoff-lease.ts';
 import { leaseSet, UNLEASED } from './lease.ts';
 import { previousSecretSql } from './secrets.ts';
@@ -45,7 +44,7 @@ type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
  * receiver has it. Returns the Services whose deliveries changed, for the dashboard's live counts.
  * The caller's transaction ends here: the last statement carries its COMMIT (see prepared()).
  */
-export async function writeOutcomes(tx: EntityManager, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
+export async function writeOutcomes(tx: Transaction, node: string, records: readonly OutcomeRecord[]): Promise<number[]> {
   const ended: Ended[] = [];
   const released: Released[] = [];
   for (const record of records) {
@@ -114,11 +113,11 @@ const LOGGED_SERVICES = `select distinct service_id as "serviceId" from logged w
  * (their ordering key is the device). With `last`, its last statement carries the transaction's
  * COMMIT.
  */
-async function end(tx: EntityManager, node: string, records: readonly Ended[], log: Sql, last: boolean): Promise<number[]> {
+async function end(tx: Transaction, node: string, records: readonly Ended[], log: Sql, last: boolean): Promise<number[]> {
   // Only the token that was refused: the app may have registered a new one since.
   const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
   // Each new head to a Service is leased to this node's worker when it has room (handoff.ts).
-  const room = handoffLease(handoffTarget(tx), 'h.eligible', 'h.service_id', 'h.seq');
+  const room = handoffLease(tx.handoffTarget(), 'h.eligible', 'h.service_id', 'h.seq');
   const ids = pgUuidArray(records.map((r) => r.id));
   const locks = named(
     `select pg_advisory_xact_lock(service_id, ordering_key)
@@ -176,8 +175,8 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
   const [row] = await prepared<{ serviceIds: unknown; claims: unknown; due: boolean }>(tx, statement.sql, statement.params, {
     commit: last && unregistered.length === 0,
   });
-  handOff(tx, fromJson<ClaimedWebhook[]>(row?.claims) ?? []);
-  if (row?.due) markDue(tx);
+  tx.handOff(fromJson<ClaimedWebhook[]>(row?.claims) ?? []);
+  if (row?.due) tx.markDue();
   if (unregistered.length > 0) {
     const tokens = named(
       `update devices v set push_token = null, updated_at = now()
@@ -198,7 +197,7 @@ async function end(tx: EntityManager, node: string, records: readonly Ended[], l
  * out, in order, once the Service is enabled. Logs the attempts too when `log` is given (no
  * delivery of the batch ended); returns the Services of what it logged.
  */
-async function release(tx: EntityManager, node: string, records: readonly Released[], log: Sql | null): Promise<number[]> {
+async function release(tx: Transaction, node: string, records: readonly Released[], log: Sql | null): Promise<number[]> {
   const update = named(
     `update deliveries d
         set next_attempt_at = coalesce(r.next_attempt_at, now()), ${UNLEASED}, last_status = r.status, last_error = r.error,

@@ -6,18 +6,20 @@
 // every poll interval (retries coming due, deliveries written by other nodes). Claims run
 // ahead of the sending: up to maxInFlight claimed deliveries wait in memory, so a slot freed by
 // an answer is refilled at once rather than after a claim's round trip. Outcomes are
-// group-committed (src/conversations/group-commit.ts): a busy node writes one transaction per
+// group-committed (src/db/tx/group-commit.ts): a busy node writes one transaction per
 // batch of answers, not one per delivery, and an outcome that cannot be written fails alone.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { GroupCommit } from '../conversations/group-commit.ts';
+import { GroupCommit } from '../db/tx/group-commit.ts';
+import { outletsOf } from '../db/tx/outlets.ts';
+import type { HandoffTarget } from '../db/tx/transaction.ts';
 import { notify } from '../conversations/notices.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { logFailedAttempt } from './attempt-log.ts';
 import type { Metrics } from '../metrics.ts';
-import { acceptHandoffs, committed, refuseHandoffs, type Room } from './handoff.ts';
+import type { Room } from './handoff.ts';
 import { PushSender } from '../push/sender.ts';
 import { pushKindOf } from '../push/settings.ts';
 import { WebhookSender } from './sender.ts';
@@ -102,19 +104,25 @@ export class DeliveryWorker {
   }
 
   start(): void {
-    acceptHandoffs(this.deps.orm.em, { node: this.node, leaseMs: this.leaseMs, room: () => this.room() });
-    this.deps.orm.em.getEventManager().registerSubscriber({
-      afterTransactionCommit: (args) => {
-        const { claims, due } = committed(args.em);
-        if (claims.length > 0) this.adopt(claims);
-        // Due and unheld (a hand-off refused, a push): claims take over until they catch up.
-        if (due) {
-          this.behind = true;
-          this.nudge();
-        }
-      },
-    });
+    // Committed transactions of this node hand their deliveries here (handoffTarget, takeOver).
+    outletsOf(this.deps.orm.em).worker = this;
     this.running = this.loop();
+  }
+
+  /** This node's worker as a committing transaction may lease to it now (handoff.ts); null when it takes none. */
+  handoffTarget(): HandoffTarget | null {
+    const free = this.room();
+    return free ? { node: this.node, leaseMs: this.leaseMs, free } : null;
+  }
+
+  /** Called with what a committed transaction leased to this node, and whether it left deliveries due unheld. */
+  takeOver(claims: readonly ClaimedDelivery[], due: boolean): void {
+    if (claims.length > 0) this.adopt(claims);
+    // Due and unheld (a hand-off refused, a push): claims take over until they catch up.
+    if (due) {
+      this.behind = true;
+      this.nudge();
+    }
   }
 
   /** Claim now rather than at the next poll. */
@@ -126,7 +134,6 @@ export class DeliveryWorker {
   /** Stops claiming and waits for the attempts in flight to be sent and recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    refuseHandoffs(this.deps.orm.em);
     this.wake?.();
     await this.running;
     await this.releaseWaiting(this.waiting.splice(0).map((w) => w.delivery));

@@ -178,7 +178,7 @@ export class Gateway {
   }
 
   /**
-   * Tells every node of a committed change; only conversations/notices.ts calls it. A message goes to
+   * Tells every node of a committed change; only the outlets of committed transactions (db/tx/outlets.ts) call it. A message goes to
    * the conversation it was written to (a merge may have moved it since the request began):
    * this node's sockets get the row as written, other nodes its ids.
    */

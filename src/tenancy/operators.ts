@@ -1,4 +1,5 @@
 // Operators (dashboard users): creation, login sessions and the grants they act under.
+import { transaction } from '../db/tx/run.ts';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
@@ -94,15 +95,15 @@ export function normalizeEmail(email: string): string {
 
 export async function createOperator(em: EntityManager, input: NewOperator): Promise<Operator> {
   const passwordHash = await hashPassword(input.password, input.hashCost ?? DEFAULT_HASH_COST);
-  return em.transactional(async (tx) => {
-    const operator = tx.create(OperatorSchema, {
+  return transaction(em, async (tx) => {
+    const operator = tx.em.create(OperatorSchema, {
       email: normalizeEmail(input.email),
       identifier: `op_${alphanumericId(12)}`,
       passwordHash,
     });
-    await tx.flush();
+    await tx.em.flush();
     for (const grant of input.grants) {
-      tx.create(OperatorPermissionSchema, { operatorId: operator.id, ...grant });
+      tx.em.create(OperatorPermissionSchema, { operatorId: operator.id, ...grant });
     }
     return operator;
   });
@@ -234,8 +235,8 @@ export async function authenticateOperator(em: EntityManager, token: string): Pr
 
 /** Signing out: the session's token is refused from now on, and its dashboard sockets end. */
 export async function endSession(em: EntityManager, operator: { id: number; sessionId: number }): Promise<void> {
-  await em.transactional(async (tx) => {
-    await tx.nativeDelete(OperatorSessionSchema, { id: operator.sessionId });
+  await transaction(em, async (tx) => {
+    await tx.em.nativeDelete(OperatorSessionSchema, { id: operator.sessionId });
     notify(tx, operatorChanged(operator.id));
   });
 }
@@ -267,11 +268,11 @@ export async function changePassword(
   const operator = await em.findOneOrFail(OperatorSchema, { id: input.operatorId });
   if (!(await verifyPassword(input.currentPassword, operator.passwordHash))) return 'wrong_password';
   const passwordHash = await hashPassword(input.newPassword, input.hashCost);
-  await em.transactional(async (tx) => {
-    await tx.nativeUpdate(OperatorSchema, { id: operator.id }, { passwordHash });
-    await endSessions(tx, operator.id, input.sessionId);
-    await tx.nativeDelete(OperatorPasswordResetSchema, { operatorId: operator.id, usedAt: null });
-    await tx.nativeDelete(OperatorLoginChallengeSchema, { operatorId: operator.id });
+  await transaction(em, async (tx) => {
+    await tx.em.nativeUpdate(OperatorSchema, { id: operator.id }, { passwordHash });
+    await endSessions(tx.em, operator.id, input.sessionId);
+    await tx.em.nativeDelete(OperatorPasswordResetSchema, { operatorId: operator.id, usedAt: null });
+    await tx.em.nativeDelete(OperatorLoginChallengeSchema, { operatorId: operator.id });
   });
   return 'changed';
 }
@@ -294,12 +295,12 @@ export async function listOperators(em: EntityManager): Promise<OperatorWithGran
 
 /** Replaces the operator's grants; null when there is no such operator. */
 export async function replaceGrants(em: EntityManager, operatorId: number, grants: Grant[]): Promise<OperatorWithGrants | null> {
-  return em.transactional(async (tx) => {
-    const operator = await tx.findOne(OperatorSchema, { id: operatorId });
+  return transaction(em, async (tx) => {
+    const operator = await tx.em.findOne(OperatorSchema, { id: operatorId });
     if (!operator) return null;
-    await tx.nativeDelete(OperatorPermissionSchema, { operatorId });
+    await tx.em.nativeDelete(OperatorPermissionSchema, { operatorId });
     const unique = new Map(grants.map((g) => [`${g.accountId ?? '*'}|${g.permission}`, g]));
-    for (const grant of unique.values()) tx.create(OperatorPermissionSchema, { operatorId, ...grant });
+    for (const grant of unique.values()) tx.em.create(OperatorPermissionSchema, { operatorId, ...grant });
     // Their dashboard sockets hear only what the new grants allow.
     notify(tx, operatorChanged(operatorId));
     return { operator, grants: [...unique.values()] };
@@ -311,14 +312,14 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
  * their sessions, so enabling them again does not bring old tokens back.
  */
 export async function setOperatorDisabled(em: EntityManager, operatorId: number, disabled: boolean): Promise<OperatorWithGrants | null> {
-  await em.transactional(async (tx) => {
-    const operator = await tx.findOne(OperatorSchema, { id: operatorId });
+  await transaction(em, async (tx) => {
+    const operator = await tx.em.findOne(OperatorSchema, { id: operatorId });
     if (!operator) return;
     // An operator disabled earlier keeps the moment it happened.
     operator.disabledAt = disabled ? (operator.disabledAt ?? new Date()) : null;
     if (disabled) {
-      await tx.nativeDelete(OperatorSessionSchema, { operatorId });
-      await tx.nativeDelete(OperatorLoginChallengeSchema, { operatorId });
+      await tx.em.nativeDelete(OperatorSessionSchema, { operatorId });
+      await tx.em.nativeDelete(OperatorLoginChallengeSchema, { operatorId });
     }
     notify(tx, operatorChanged(operatorId));
   });

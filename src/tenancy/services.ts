@@ -1,5 +1,6 @@
 // Services: the backends attached to an account. Creating one issues its first API key;
 // the first Service of an account becomes the account's default.
+import { transaction } from '../db/tx/run.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
@@ -30,25 +31,25 @@ export interface CreatedService {
 
 /** Returns null when the account does not exist. */
 export async function createService(em: EntityManager, accountId: number, input: NewService): Promise<CreatedService | null> {
-  return em.transactional(async (tx) => {
+  return transaction(em, async (tx) => {
     // The row lock makes "first Service becomes default" hold when two are created at once.
-    const account = await tx.findOne(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const account = await tx.em.findOne(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!account) return null;
-    const service = tx.create(ServiceSchema, {
+    const service = tx.em.create(ServiceSchema, {
       accountId,
       name: input.name,
       identification: alphanumericId(16),
       webhookUrl: input.webhookUrl ?? null,
       signingSecret: newSigningSecret(),
     });
-    await tx.flush();
-    const { apiKey } = issueApiKey(tx, service.id);
+    await tx.em.flush();
+    const { apiKey } = issueApiKey(tx.em, service.id);
     const isDefault = account.defaultServiceId == null;
     if (isDefault) {
       account.defaultServiceId = service.id;
       notify(tx, accountChanged(accountId));
     }
-    await tx.flush();
+    await tx.em.flush();
     return { service, apiKey, isDefault };
   });
 }
@@ -102,15 +103,15 @@ export interface ServiceChanges {
 
 /** Returns null when the Service does not exist. */
 export async function updateService(em: EntityManager, serviceId: number, changes: ServiceChanges): Promise<Service | null> {
-  return em.transactional(async (tx) => {
-    const service = await tx.findOne(ServiceSchema, { id: serviceId });
+  return transaction(em, async (tx) => {
+    const service = await tx.em.findOne(ServiceSchema, { id: serviceId });
     if (!service) return null;
     if (changes.webhookUrl != null) refuseInbox(service, 'inbox_has_no_webhook');
     if (changes.name !== undefined) service.name = changes.name;
     if (changes.webhookUrl !== undefined) service.webhookUrl = changes.webhookUrl;
     if (changes.standby !== undefined) service.standby = changes.standby;
     if (changes.webhookKinds !== undefined) service.webhookKinds = [...new Set(changes.webhookKinds)];
-    if (changes.handoverNext !== undefined) service.handoverNextServiceId = await handoverNextId(tx, service, changes.handoverNext);
+    if (changes.handoverNext !== undefined) service.handoverNextServiceId = await handoverNextId(tx.em, service, changes.handoverNext);
     if (changes.enabled === true) {
       service.disabledAt = null;
       service.disabledReason = null;
@@ -118,7 +119,7 @@ export async function updateService(em: EntityManager, serviceId: number, change
       if (!service.disabledAt) {
         service.disabledAt = new Date();
         service.disabledReason = 'operator';
-        await tx.flush();
+        await tx.em.flush();
       }
       // Never silently: its conversations go to the next Service with the payloads delivered
       // (also those of a Service its 410 switched off, once an operator switches it off).
@@ -151,9 +152,9 @@ export async function listApiKeys(em: EntityManager, serviceId: number): Promise
  * drops the keys nodes keep, api/service/caller.ts). Null when the Service has no such key.
  */
 export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number): Promise<ServiceApiKey | null> {
-  return em.transactional(async (tx) => {
-    const key = await tx.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
-    const service = await tx.findOne(ServiceSchema, { id: serviceId });
+  return transaction(em, async (tx) => {
+    const key = await tx.em.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
+    const service = await tx.em.findOne(ServiceSchema, { id: serviceId });
     if (!key || !service) return null;
     key.revokedAt ??= new Date();
     notify(tx, accountChanged(service.accountId));

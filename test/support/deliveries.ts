@@ -1,5 +1,6 @@
 // Deliveries for tests, made through the real outbox in a real transaction (the Client API
 // will cause them once it exists), and read back from the real table.
+import { transaction } from '../../src/db/tx/run.ts';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import type { DeliveryState } from '../../src/db/entities/index.ts';
@@ -12,9 +13,9 @@ export async function enqueueCommitted(
   server: TestServer,
   request: Partial<DeliveryRequest> & { recipients: number[] },
 ): Promise<string[]> {
-  return server.deps.db.orm.em
-    .fork()
-    .transactional((tx) => enqueue(tx, { kind: 'event', payload: { n: 1 }, orderingKey: null, ...request }));
+  return transaction(server.deps.db.orm.em.fork(), (tx) =>
+    enqueue(tx, { kind: 'event', payload: { n: 1 }, orderingKey: null, ...request }),
+  );
 }
 
 /** Polls the deliveries table until the row is in `state` (a wait with a deadline, not a timing assertion). */

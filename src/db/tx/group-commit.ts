@@ -2,11 +2,15 @@
 // together in the next one, so under load one commit (one WAL flush, a handful of statements)
 // takes many of them. Each caller is answered only after the commit that holds its write.
 // Used by chat clients' messages, by agents' messages and by the delivery worker's outcomes.
+// Once a batch committed, its notices go to the gateway and its hand-offs to the worker
+// (outlets.ts), before its callers are answered.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Histogram } from 'prom-client';
-import { heldTransaction } from '../db/held-transaction.ts';
-import { AppError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { heldTransaction } from './held.ts';
+import { outletsOf } from './outlets.ts';
+import type { Committed, Transaction } from './transaction.ts';
 
 /** What became of one item of a batch: written, or refused (that caller's error alone). */
 export type Written<R> = { ok: true; value: R } | { ok: false; error: unknown };
@@ -23,9 +27,9 @@ export interface GroupCommitOptions<I, R> {
   /**
    * Writes a batch inside the transaction and says, in order, what became of each item. A
    * throw rolls the whole batch back; its items are then written one transaction each. The
-   * transaction is a held one (db/held-transaction.ts): raw statements only, through prepared().
+   * transaction is a held one (held.ts): raw statements only, through prepared().
    */
-  write(tx: EntityManager, batch: readonly I[]): Promise<Array<Written<R>>>;
+  write(tx: Transaction, batch: readonly I[]): Promise<Array<Written<R>>>;
 }
 
 interface Pending<I, R> {
@@ -71,14 +75,15 @@ export class GroupCommit<I, R> {
   }
 
   private async commit(batch: Array<Pending<I, R>>): Promise<void> {
+    const em = this.options.em();
+    let written: { result: Array<Written<R>>; committed: Committed };
     try {
-      const items = batch.map((p) => p.item);
-      const outcomes = await heldTransaction(this.options.em(), (tx) => this.options.write(tx, items));
-      batch.forEach((pending, i) => {
-        const outcome = outcomes[i];
-        if (outcome?.ok) pending.resolve(outcome.value);
-        else pending.reject(outcome ? outcome.error : new Error('not written'));
-      });
+      written = await heldTransaction(em, (tx) =>
+        this.options.write(
+          tx,
+          batch.map((p) => p.item),
+        ),
+      );
     } catch (err) {
       if (batch.length === 1) return batch[0]?.reject(err);
       // Nothing of the batch was written. Each item alone, so one that cannot be written
@@ -90,6 +95,14 @@ export class GroupCommit<I, R> {
         'group commit failed; writing its items one by one',
       );
       for (const pending of batch) await this.commit([pending]);
+      return;
     }
+    // Committed: the gateway and the worker first, so a caller answered has its change on its way.
+    outletsOf(em).deliver(written.committed);
+    batch.forEach((pending, i) => {
+      const outcome = written.result[i];
+      if (outcome?.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome ? outcome.error : new Error('not written'));
+    });
   }
 }
