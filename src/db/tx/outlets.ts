@@ -4,7 +4,7 @@
 // the transaction runners (run.ts, group-commit.ts) call deliver() after each commit.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AnyNotice } from '../../conversations/notice-kinds.ts';
-import type { ClaimedWebhook } from '../../deliveries/claims.ts';
+import type { ClaimedWebhook } from '../../deliveries/claimed.ts';
 import type { Committed, HandoffTarget } from './transaction.ts';
 
 export interface NoticeSink {

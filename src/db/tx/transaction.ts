@@ -7,7 +7,7 @@
 // transaction that rolled back is dropped with everything it carried.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AnyNotice } from '../../conversations/notice-kinds.ts';
-import type { ClaimedWebhook } from '../../deliveries/claims.ts';
+import type { ClaimedWebhook } from '../../deliveries/claimed.ts';
 import type { Connection } from './connection.ts';
 
 /** Per Service (`services[i]` takes `free[i]` more), and `otherwise` for any other Service. */
