@@ -325,3 +325,18 @@ export async function setOperatorDisabled(em: EntityManager, operatorId: number,
   const [found] = (await listOperators(em.fork())).filter((o) => o.operator.id === operatorId);
   return found ?? null;
 }
+
+/** The operators an answer names (assignees, note authors), by display name or else email: pages show people, not ids. */
+export async function operatorNames(
+  em: EntityManager,
+  ids: Iterable<number | null>,
+): Promise<Array<{ id: number; name: string; avatarUrl: string | null }>> {
+  const wanted = [...new Set([...ids].filter((id): id is number => id !== null))];
+  if (wanted.length === 0) return [];
+  const found = await em.find(OperatorSchema, { id: { $in: wanted } }, { orderBy: { id: 'asc' } });
+  return found.map((o) => ({ id: o.id, name: o.displayName ?? o.email, avatarUrl: o.avatarUrl ?? null }));
+}
+
+export async function operatorExists(em: EntityManager, operatorId: number): Promise<boolean> {
+  return (await em.count(OperatorSchema, { id: operatorId })) > 0;
+}

@@ -1,6 +1,6 @@
 /**
  * What an operator may be granted, per account or everywhere. '*' grants all of them.
- * Which Admin route needs which is decided in one place: api/admin/policy.ts.
+ * Which Admin route needs which is its declaration's rule (api/admin/route.ts, policy.ts).
  */
 export const PERMISSIONS = [
   'accounts:create',

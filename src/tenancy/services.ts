@@ -142,3 +142,8 @@ export async function rotateSigningSecret(em: EntityManager, service: Service, g
   await em.flush();
   return service;
 }
+
+/** A Service a record names (a user's owner): it exists, the foreign key says so. */
+export function getService(em: EntityManager, serviceId: number): Promise<Service> {
+  return em.findOneOrFail(ServiceSchema, { id: serviceId });
+}

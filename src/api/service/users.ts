@@ -1,9 +1,9 @@
+import { getService } from '../../tenancy/services.ts';
 import { setAgentTyping, unsetAgent } from '../../conversations/agents.ts';
 import { messagePage, type Cursor } from '../../conversations/messages.ts';
 import { changeOwner } from '../../conversations/owners.ts';
 import { contactBody, setContact } from '../../conversations/contact.ts';
 import { receiveUpload } from '../../http/middleware/multipart.ts';
-import { ServiceSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
@@ -55,7 +55,7 @@ async function targetUser(ctx: AppContext) {
 export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<MediaKind, number>>): void {
   router.get('/users/:userId', async (ctx) => {
     const { caller, user } = await targetUser(ctx);
-    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
+    const owner = await getService(ctx.deps.db.orm.em, user.ownerServiceId);
     respond(ctx, { data: presentServiceUser(user, owner, caller.account.defaultServiceId ?? null) });
   });
 
@@ -84,7 +84,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
       userId: user.id,
       newOwnerIdentification: body.serviceIdentification,
     });
-    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: result.user.ownerServiceId });
+    const owner = await getService(ctx.deps.db.orm.em, result.user.ownerServiceId);
     respond(ctx, {
       data: { ...presentServiceUser(result.user, owner, caller.account.defaultServiceId ?? null), changed: result.changed },
     });
@@ -95,7 +95,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
     const contact = parseBody(ctx, contactBody);
     const { caller, user } = await targetUser(ctx);
     const updated = await setContact(ctx.deps.db.orm.em, { accountId: caller.account.id, userId: user.id, source: 'service', contact });
-    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: updated.ownerServiceId });
+    const owner = await getService(ctx.deps.db.orm.em, updated.ownerServiceId);
     respond(ctx, { data: presentServiceUser(updated, owner, caller.account.defaultServiceId ?? null) });
   });
 
