@@ -502,6 +502,16 @@ const CASES: Case[] = [
     needs: ['accounts:edit'],
     allowed: 404,
   },
+  // The audit log: held on an account, that account's entries (checked in test/audit.test.ts); everywhere, all.
+  { method: 'GET', route: '/audit', path: () => '/adminApi/audit', needs: ['audit:read'], allowed: 200, noAccount: true },
+  {
+    method: 'GET',
+    route: '/audit/export',
+    path: () => '/adminApi/audit/export',
+    needs: ['audit:read'],
+    allowed: 200,
+    noAccount: true,
+  },
   // Last: it ends the session whose token walked the cases above.
   { method: 'DELETE', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
 ];

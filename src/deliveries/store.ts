@@ -467,6 +467,8 @@ export async function retryWaiting(em: EntityManager, serviceId: number): Promis
         and (claimed_until is null or claimed_until < now())
       returning id`,
     [serviceId],
+    'all',
+    em.getTransactionContext(),
   );
   return rows.length;
 }
@@ -483,6 +485,8 @@ export async function redeliver(em: EntityManager, id: string): Promise<Delivery
       where id = ? and state = 'dead'
       returning ${LOG_COLUMNS}`,
     [id],
+    'all',
+    em.getTransactionContext(),
   );
   return rows[0] ?? null;
 }

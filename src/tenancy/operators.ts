@@ -15,6 +15,8 @@ import { DEFAULT_HASH_COST, dummyPasswordHash, hashPassword, needsRehash, verify
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
 import { notify, operatorChanged } from '../conversations/notices.ts';
 import { isPermission, type Grant } from './permissions.ts';
+import { recordAudit } from '../audit/entries.ts';
+import { operatorActor, type AuditContext, type AuditRequest } from '../audit/context.ts';
 
 export interface AuthenticatedOperator {
   id: number;
@@ -76,6 +78,27 @@ export interface NewOperator {
 export interface SignInOrigin {
   address: string | null;
   userAgent: string | null;
+  /** The request's id, for the audit log. */
+  requestId?: string | null;
+}
+
+/** The audit context of a sign-in step: the operator it is for when known, the email tried otherwise. */
+export function signInContext(
+  from: SignInOrigin,
+  operator: Pick<Operator, 'id' | 'identifier' | 'email'> | null,
+  email?: string,
+): AuditContext {
+  const origin = { address: from.address, userAgent: from.userAgent, requestId: from.requestId ?? null };
+  if (operator && email === undefined) return { ...origin, actor: operatorActor(operator, null) };
+  return {
+    ...origin,
+    actor: {
+      kind: 'anonymous',
+      operator: operator ? { id: operator.id, identifier: operator.identifier, email: operator.email } : null,
+      sessionId: null,
+      email: email || null,
+    },
+  };
 }
 
 export interface LoginOptions extends SignInOrigin {
@@ -86,7 +109,10 @@ export interface LoginOptions extends SignInOrigin {
 }
 
 export type LoginResult =
-  { kind: 'session'; token: string; expiresAt: Date } | { kind: 'two-factor'; challenge: string; expiresAt: Date } | 'disabled' | null;
+  | { kind: 'session'; token: string; expiresAt: Date; sessionId: number }
+  | { kind: 'two-factor'; challenge: string; expiresAt: Date }
+  | 'disabled'
+  | null;
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -133,12 +159,18 @@ export async function startSession(
   operatorId: number,
   ttlSeconds: number,
   from: SignInOrigin,
-): Promise<{ kind: 'session'; token: string; expiresAt: Date }> {
+): Promise<{ kind: 'session'; token: string; expiresAt: Date; sessionId: number }> {
   const token = newToken('pat');
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
-  em.create(OperatorSessionSchema, { operatorId, tokenHash: sha256Hex(token), expiresAt, lastUsedAt: new Date(), ...origin(from) });
+  const session = em.create(OperatorSessionSchema, {
+    operatorId,
+    tokenHash: sha256Hex(token),
+    expiresAt,
+    lastUsedAt: new Date(),
+    ...origin(from),
+  });
   await em.flush();
-  return { kind: 'session', token, expiresAt };
+  return { kind: 'session', token, expiresAt, sessionId: session.id };
 }
 
 /**
@@ -151,19 +183,35 @@ export async function startSession(
 export async function login(em: EntityManager, email: string, password: string, options: LoginOptions): Promise<LoginResult> {
   const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
   const matches = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash(options.hashCost)));
-  if (!operator || !matches) return null;
-  if (operator.disabledAt) return 'disabled';
-  if (needsRehash(operator.passwordHash, options.hashCost)) {
-    operator.passwordHash = await hashPassword(password, options.hashCost);
+  if (!operator || !matches) {
+    // The email tried, and the operator it matched if any: a guesser shows up in the log.
+    await recordAudit(em, signInContext(options, operator, normalizeEmail(email).slice(0, 320)), {
+      action: 'sign_in.password',
+      outcome: 'failure',
+    });
+    return null;
   }
-  if (operator.totpEnabledAt) {
-    const challenge = newToken('ptc');
-    const expiresAt = new Date(Date.now() + options.challengeTtlSeconds * 1000);
-    em.create(OperatorLoginChallengeSchema, { operatorId: operator.id, tokenHash: sha256Hex(challenge), expiresAt, ...origin(options) });
-    await em.flush();
-    return { kind: 'two-factor', challenge, expiresAt };
+  if (operator.disabledAt) {
+    await recordAudit(em, signInContext(options, operator), { action: 'sign_in.password', outcome: 'refused' });
+    return 'disabled';
   }
-  return startSession(em, operator.id, options.ttlSeconds, options);
+  const passwordHash = needsRehash(operator.passwordHash, options.hashCost) ? await hashPassword(password, options.hashCost) : null;
+  return em.transactional(async (tx) => {
+    if (passwordHash) await tx.nativeUpdate(OperatorSchema, { id: operator.id }, { passwordHash });
+    const context = signInContext(options, operator);
+    if (operator.totpEnabledAt) {
+      const challenge = newToken('ptc');
+      const expiresAt = new Date(Date.now() + options.challengeTtlSeconds * 1000);
+      tx.create(OperatorLoginChallengeSchema, { operatorId: operator.id, tokenHash: sha256Hex(challenge), expiresAt, ...origin(options) });
+      await tx.flush();
+      // The password was right; the second step is recorded on its own.
+      await recordAudit(tx, context, { action: 'sign_in.password', target: { operatorId: operator.id }, changed: ['challenge'] });
+      return { kind: 'two-factor', challenge, expiresAt };
+    }
+    const session = await startSession(tx, operator.id, options.ttlSeconds, options);
+    await recordAudit(tx, context, { action: 'sign_in.password', target: { operatorId: operator.id, sessionId: session.sessionId } });
+    return session;
+  });
 }
 
 /** A session's last use is written at most this often, not at every request. */
@@ -233,9 +281,10 @@ export async function authenticateOperator(em: EntityManager, token: string): Pr
 }
 
 /** Signing out: the session's token is refused from now on, and its dashboard sockets end. */
-export async function endSession(em: EntityManager, operator: { id: number; sessionId: number }): Promise<void> {
+export async function endSession(em: EntityManager, operator: { id: number; sessionId: number }, audit: AuditRequest): Promise<void> {
   await em.transactional(async (tx) => {
     await tx.nativeDelete(OperatorSessionSchema, { id: operator.sessionId });
+    await recordAudit(tx, audit.context, { action: audit.action, target: { operatorId: operator.id, sessionId: operator.sessionId } });
     notify(tx, operatorChanged(operator.id));
   });
 }
@@ -263,11 +312,16 @@ export async function endSessions(em: EntityManager, operatorId: number, keep: n
 export async function changePassword(
   em: EntityManager,
   input: { operatorId: number; sessionId: number; currentPassword: string; newPassword: string; hashCost: number },
+  audit: AuditRequest,
 ): Promise<'changed' | 'wrong_password'> {
   const operator = await em.findOneOrFail(OperatorSchema, { id: input.operatorId });
-  if (!(await verifyPassword(input.currentPassword, operator.passwordHash))) return 'wrong_password';
+  if (!(await verifyPassword(input.currentPassword, operator.passwordHash))) {
+    await recordAudit(em, audit.context, { action: audit.action, target: { operatorId: operator.id }, outcome: 'failure' });
+    return 'wrong_password';
+  }
   const passwordHash = await hashPassword(input.newPassword, input.hashCost);
   await em.transactional(async (tx) => {
+    await recordAudit(tx, audit.context, { action: audit.action, target: { operatorId: operator.id }, changed: ['password'] });
     await tx.nativeUpdate(OperatorSchema, { id: operator.id }, { passwordHash });
     await endSessions(tx, operator.id, input.sessionId);
     await tx.nativeDelete(OperatorPasswordResetSchema, { operatorId: operator.id, usedAt: null });

@@ -18,6 +18,8 @@ export const PERMISSIONS = [
   'deliveries:read',
   'deliveries:manage',
   'operators:manage',
+  /** The audit log: held on an account, that account's entries; everywhere, all of them (sign-ins too). */
+  'audit:read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

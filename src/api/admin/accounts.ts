@@ -15,6 +15,8 @@ import { conflict, notFound } from '../../errors.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview, presentAuthorizationSecret, presentCreatedAccount } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
+import { audited, sentFields } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize, authorizeListing } from './auth.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
 
@@ -34,13 +36,19 @@ export const accountRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/accounts',
     rule: rule('everywhere', 'accounts:create'),
+    audit: 'account.create',
     summary: 'Create an account',
     body: createAccountBody,
     status: 201,
     handler: async (ctx) => {
       authorize(ctx);
       const body = parseBody(ctx, createAccountBody);
-      const account = await createAccount(ctx.deps.db.orm.em, body);
+      const account = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => createAccount(tx, body),
+        (a) => ({ accountId: a.id, target: { accountId: a.id }, changed: sentFields(body) }),
+      );
       respond(ctx, { data: presentCreatedAccount(account) }, 201);
     },
   },
@@ -62,6 +70,7 @@ export const accountRoutes: AdminRoute[] = [
     method: 'PATCH',
     path: '/accounts/:accountId',
     rule: rule('account', 'accounts:edit'),
+    audit: 'account.update',
     summary: 'Name, welcome and sticky messages, allowed widget origins',
     params: accountIdParams,
     body: updateAccountBody,
@@ -71,7 +80,12 @@ export const accountRoutes: AdminRoute[] = [
       const body = parseBody(ctx, updateAccountBody);
       // Requiring a second factor without one would withhold the operator's own grants at once.
       if (body.requireTwoFactor && !ctx.state.operator?.twoFactorEnabled) throw conflict('two_factor_not_enabled');
-      const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
+      const account = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => updateAccount(tx, accountId, body),
+        (a) => a && { accountId, target: { accountId }, changed: sentFields(body) },
+      );
       if (!account) throw notFound('account_not_found');
       respond(ctx, { data: presentAccount(account) });
     },
@@ -81,15 +95,23 @@ export const accountRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/accounts/:accountId/authorization-secret',
     rule: rule('account', 'accounts:edit', SENDS_CONTENT),
+    audit: 'account.rotate_authorization_secret',
     summary: "Rotate the account's authorization secret: the new one is shown once; the old one verifies headers for a grace period",
     params: accountIdParams,
     handler: async (ctx) => {
       const { accountId } = parseParams(ctx, accountIdParams);
       authorize(ctx, accountId);
       const em = ctx.deps.db.orm.em.fork();
-      const account = await findAccount(em, accountId);
-      if (!account) throw notFound('account_not_found');
-      const rotated = await rotateAuthorizationSecret(em, account, ctx.deps.config.client.authorizationSecretGraceSeconds);
+      const rotated = await audited(
+        em,
+        auditRequest(ctx),
+        async (tx) => {
+          const account = await findAccount(tx, accountId);
+          return account && rotateAuthorizationSecret(tx, account, ctx.deps.config.client.authorizationSecretGraceSeconds);
+        },
+        (a) => a && { accountId, target: { accountId }, changed: ['authorizationSecret'] },
+      );
+      if (!rotated) throw notFound('account_not_found');
       respond(ctx, { data: presentAuthorizationSecret(rotated) });
     },
   },
@@ -98,6 +120,7 @@ export const accountRoutes: AdminRoute[] = [
     method: 'PUT',
     path: '/accounts/:accountId/default-service',
     rule: rule('account', 'services:edit', SENDS_CONTENT),
+    audit: 'account.set_default_service',
     summary: 'Change the default Service (changeDefaultService action)',
     params: accountIdParams,
     body: defaultServiceBody,
@@ -107,11 +130,17 @@ export const accountRoutes: AdminRoute[] = [
       const body = parseBody(ctx, defaultServiceBody);
       const operator = ctx.state.operator;
       if (!operator) throw new Error('requireOperator() must run before admin routes');
-      const { changed } = await changeDefaultService(ctx.deps.db.orm.em, {
-        accountId,
-        serviceIdentification: body.serviceIdentification,
-        operatorIdentifier: operator.identifier,
-      });
+      const { changed } = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) =>
+          changeDefaultService(tx, {
+            accountId,
+            serviceIdentification: body.serviceIdentification,
+            operatorIdentifier: operator.identifier,
+          }),
+        (r) => (r.changed ? { accountId, target: { accountId }, changed: ['defaultServiceId'] } : null),
+      );
       const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
       if (!overview) throw notFound('account_not_found');
       respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services, overview.inbox), changed } });
@@ -122,6 +151,7 @@ export const accountRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/accounts/:accountId/services',
     rule: rule('account', 'services:edit', SENDS_CONTENT),
+    audit: 'service.create',
     summary: 'Attach a Service; answers its API key once',
     params: accountIdParams,
     body: createServiceBody,
@@ -130,7 +160,12 @@ export const accountRoutes: AdminRoute[] = [
       const { accountId } = parseParams(ctx, accountIdParams);
       authorize(ctx, accountId);
       const body = parseBody(ctx, createServiceBody);
-      const created = await createService(ctx.deps.db.orm.em, accountId, body);
+      const created = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => createService(tx, accountId, body),
+        (c) => c && { accountId, target: { serviceId: c.service.id }, changed: sentFields(body) },
+      );
       if (!created) throw notFound('account_not_found');
       const defaultServiceId = created.isDefault ? created.service.id : null;
       respond(ctx, { data: presentCreatedService(created.service, defaultServiceId, created.apiKey) }, 201);

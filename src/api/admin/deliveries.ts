@@ -16,6 +16,8 @@ import { parseParams, parseQuery } from '../../http/validate.ts';
 import type { AppContext } from '../../http/types.ts';
 import { presentDelivery, presentDeliveryAttempt, presentDeliveryStats } from '../../presenters/delivery.ts';
 import { deliveryStats } from '../../deliveries/stats.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize, authorizeRecord } from './auth.ts';
 import { rule } from './policy.ts';
 import { accountIdParams, deliveriesQuery, deliveryIdParams, serviceDeliveriesQuery, serviceIdParams } from './schema.ts';
@@ -86,11 +88,17 @@ export const deliveryRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/services/:serviceId/deliveries/retry',
     rule: rule('record', 'deliveries:manage'),
+    audit: 'deliveries.retry',
     summary: "Send the Service's deliveries that wait for a later attempt now (after its outage), each the head of its conversation",
     params: serviceIdParams,
     handler: async (ctx) => {
       const service = await authorizedService(ctx);
-      const retried = await retryWaiting(ctx.deps.db.orm.em, service.id);
+      const retried = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => retryWaiting(tx, service.id),
+        (retried) => ({ accountId: service.accountId, target: { serviceId: service.id, retried } }),
+      );
       if (retried > 0) ctx.deps.deliveries?.nudge();
       respond(ctx, { data: { retried } });
     },
@@ -99,13 +107,19 @@ export const deliveryRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/deliveries/:deliveryId/redeliver',
     rule: rule('record', 'deliveries:manage', 'conversations:read'),
+    audit: 'delivery.redeliver',
     summary: 'Send a dead delivery (webhook or push) again',
     params: deliveryIdParams,
     handler: async (ctx) => {
       const { deliveryId } = parseParams(ctx, deliveryIdParams);
       const em = ctx.deps.db.orm.em;
-      await authorizedDelivery(ctx, deliveryId);
-      const requeued = await redeliver(em, deliveryId);
+      const delivery = await authorizedDeliveryWithAccount(ctx, deliveryId);
+      const requeued = await audited(
+        em,
+        auditRequest(ctx),
+        (tx) => redeliver(tx, deliveryId),
+        (d) => d && { accountId: delivery.accountId, target: { deliveryId } },
+      );
       if (!requeued) throw conflict('delivery_not_dead');
       ctx.deps.deliveries?.nudge();
       respond(ctx, { data: presentDelivery(requeued) });
@@ -138,6 +152,13 @@ function accountLog(path: string, summary: string, list: typeof listPushDeliveri
 
 /** The delivery, if the operator may do the route on its account (a Service's webhook delivery or a push to a device: either way of one account). */
 async function authorizedDelivery(ctx: AppContext, deliveryId: string): Promise<DeliveryLogEntry> {
+  return (await authorizedDeliveryWithAccount(ctx, deliveryId)).delivery;
+}
+
+async function authorizedDeliveryWithAccount(
+  ctx: AppContext,
+  deliveryId: string,
+): Promise<{ delivery: DeliveryLogEntry; accountId: number }> {
   const em = ctx.deps.db.orm.em;
   const found = await authorizeRecord(
     ctx,
@@ -150,5 +171,5 @@ async function authorizedDelivery(ctx: AppContext, deliveryId: string): Promise<
     (record) => record.accountId,
     () => notFound('delivery_not_found'),
   );
-  return found.delivery;
+  return found;
 }

@@ -17,6 +17,8 @@ import { conflict, forbidden, notFound } from '../../errors.ts';
 import type { AppContext } from '../../http/types.ts';
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentCannedReply, presentConversationState, presentInboxRow, presentTimelineEvent } from '../../presenters/inbox.ts';
+import { audited, sentFields } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
 import {
   accountIdParams,
@@ -211,6 +213,7 @@ export const inboxRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/accounts/:accountId/users/:userId/take-over',
     rule: rule('account', 'conversations:reply'),
+    audit: 'user.take_over',
     summary: 'Take over from a bot: the team inbox becomes the owner (changeOwner delivered to the bot, initiatedBy the operator)',
     params: accountUserParams,
     handler: async (ctx) => {
@@ -221,12 +224,18 @@ export const inboxRoutes: AdminRoute[] = [
       if (!user) throw notFound('user_not_found');
       const [account, inbox] = await Promise.all([getAccount(em, accountId), findInbox(em, accountId)]);
       if (!inbox) throw conflict('account_has_no_inbox');
-      const result = await changeOwner(em, {
-        account,
-        initiatedBy: { operator: signedIn(ctx).identifier },
-        userId,
-        newOwnerIdentification: inbox.identification,
-      });
+      const result = await audited(
+        em,
+        auditRequest(ctx),
+        (tx) =>
+          changeOwner(tx, {
+            account,
+            initiatedBy: { operator: signedIn(ctx).identifier },
+            userId,
+            newOwnerIdentification: inbox.identification,
+          }),
+        (r) => (r.changed ? { accountId, target: { userId }, changed: ['ownerServiceId'] } : null),
+      );
       respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
     },
   },
@@ -247,6 +256,7 @@ export const inboxRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/accounts/:accountId/canned-replies',
     rule: rule('account', 'accounts:edit'),
+    audit: 'canned_reply.create',
     summary: 'A canned reply (409 already_exists for a shortcut taken)',
     params: accountIdParams,
     body: cannedReplyBody,
@@ -255,13 +265,27 @@ export const inboxRoutes: AdminRoute[] = [
       const { accountId } = parseParams(ctx, accountIdParams);
       authorize(ctx, accountId);
       const body = parseBody(ctx, cannedReplyBody);
-      respond(ctx, { data: presentCannedReply(await createCannedReply(ctx.deps.db.orm.em, accountId, body)) }, 201);
+      respond(
+        ctx,
+        {
+          data: presentCannedReply(
+            await audited(
+              ctx.deps.db.orm.em,
+              auditRequest(ctx),
+              (tx) => createCannedReply(tx, accountId, body),
+              (r) => ({ accountId, target: { replyId: r.id }, changed: sentFields(body) }),
+            ),
+          ),
+        },
+        201,
+      );
     },
   },
   {
     method: 'PATCH',
     path: '/accounts/:accountId/canned-replies/:replyId',
     rule: rule('account', 'accounts:edit'),
+    audit: 'canned_reply.update',
     summary: 'Change a canned reply',
     params: cannedReplyParams,
     body: cannedReplyChanges,
@@ -269,19 +293,34 @@ export const inboxRoutes: AdminRoute[] = [
       const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
       authorize(ctx, accountId);
       const body = parseBody(ctx, cannedReplyChanges);
-      respond(ctx, { data: presentCannedReply(await updateCannedReply(ctx.deps.db.orm.em, accountId, replyId, body)) });
+      respond(ctx, {
+        data: presentCannedReply(
+          await audited(
+            ctx.deps.db.orm.em,
+            auditRequest(ctx),
+            (tx) => updateCannedReply(tx, accountId, replyId, body),
+            () => ({ accountId, target: { replyId }, changed: sentFields(body) }),
+          ),
+        ),
+      });
     },
   },
   {
     method: 'DELETE',
     path: '/accounts/:accountId/canned-replies/:replyId',
     rule: rule('account', 'accounts:edit'),
+    audit: 'canned_reply.delete',
     summary: 'Delete a canned reply',
     params: cannedReplyParams,
     handler: async (ctx) => {
       const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
       authorize(ctx, accountId);
-      await deleteCannedReply(ctx.deps.db.orm.em, accountId, replyId);
+      await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => deleteCannedReply(tx, accountId, replyId),
+        () => ({ accountId, target: { replyId } }),
+      );
       respond(ctx, { data: null });
     },
   },

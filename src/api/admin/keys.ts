@@ -1,11 +1,13 @@
 import type { AdminRoute } from './route.ts';
 import { rule, SENDS_CONTENT } from './policy.ts';
-import { refuseInbox, issueApiKey, listApiKeys, revokeApiKey, rotateSigningSecret } from '../../tenancy/services.ts';
+import { getService, refuseInbox, issueApiKey, listApiKeys, revokeApiKey, rotateSigningSecret } from '../../tenancy/services.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import { parseParams } from '../../http/validate.ts';
 import { presentApiKey } from '../../presenters/api-key.ts';
 import { keyParams, serviceIdParams } from './schema.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorizedService } from './services.ts';
 
 export const keyRoutes: AdminRoute[] = [
@@ -27,6 +29,7 @@ export const keyRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/services/:serviceId/keys',
     rule: rule('record', 'services:edit', SENDS_CONTENT),
+    audit: 'service.create_key',
     summary: 'A new API key, shown once',
     params: serviceIdParams,
     status: 201,
@@ -35,8 +38,16 @@ export const keyRoutes: AdminRoute[] = [
       // The inbox is the team in the dashboard: nothing calls the Service API as it.
       refuseInbox(service, 'inbox_has_no_api_keys');
       const em = ctx.deps.db.orm.em;
-      const { apiKey, key } = issueApiKey(em, service.id);
-      await em.flush();
+      const { apiKey, key } = await audited(
+        em,
+        auditRequest(ctx),
+        async (tx) => {
+          const issued = issueApiKey(tx, service.id);
+          await tx.flush();
+          return issued;
+        },
+        (issued) => ({ accountId: service.accountId, target: { serviceId: service.id, keyId: issued.key.id } }),
+      );
       // The only time the key is shown.
       respond(ctx, { data: { ...presentApiKey(key), apiKey } }, 201);
     },
@@ -45,12 +56,18 @@ export const keyRoutes: AdminRoute[] = [
     method: 'DELETE',
     path: '/services/:serviceId/keys/:keyId',
     rule: rule('record', 'services:edit'),
+    audit: 'service.revoke_key',
     summary: 'Revoke an API key',
     params: keyParams,
     handler: async (ctx) => {
       const service = await authorizedService(ctx);
       const { keyId } = parseParams(ctx, keyParams);
-      const key = await revokeApiKey(ctx.deps.db.orm.em, service.id, keyId);
+      const key = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => revokeApiKey(tx, service.id, keyId),
+        (k) => k && { accountId: service.accountId, target: { serviceId: service.id, keyId }, changed: ['revokedAt'] },
+      );
       if (!key) throw notFound('key_not_found');
       respond(ctx, { data: presentApiKey(key) });
     },
@@ -60,12 +77,18 @@ export const keyRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/services/:serviceId/signing-secret',
     rule: rule('record', 'services:edit'),
+    audit: 'service.rotate_signing_secret',
     summary: 'Rotate the signing secret (the old one signs too for a grace period)',
     params: serviceIdParams,
     handler: async (ctx) => {
       const service = await authorizedService(ctx);
       refuseInbox(service, 'inbox_has_no_webhook');
-      const rotated = await rotateSigningSecret(ctx.deps.db.orm.em, service, ctx.deps.config.webhooks.secretGraceSeconds);
+      const rotated = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        async (tx) => rotateSigningSecret(tx, await getService(tx, service.id), ctx.deps.config.webhooks.secretGraceSeconds),
+        () => ({ accountId: service.accountId, target: { serviceId: service.id }, changed: ['signingSecret'] }),
+      );
       respond(ctx, {
         data: {
           signingSecret: rotated.signingSecret,

@@ -11,6 +11,8 @@ import { changePassword, endSessionOf, listSessions } from '../../tenancy/operat
 import { confirmEnrolment, disableTwoFactor, renewRecoveryCodes, startEnrolment } from '../../tenancy/two-factor.ts';
 import { presentOperatorSession } from '../../presenters/operator.ts';
 import { authorize } from './auth.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { changePasswordBody, sessionIdParams, twoFactorCodeBody } from './schema.ts';
 
 function operatorOf(ctx: AppContext) {
@@ -30,6 +32,7 @@ export const meRoutes: AdminRoute[] = [
     method: 'PUT',
     path: '/me/password',
     rule: rule('session'),
+    audit: 'operator.password_change',
     summary: "Change one's password (the current one required, 403 wrong_password); every other session ends",
     body: changePasswordBody,
     handler: async (ctx) => {
@@ -39,13 +42,17 @@ export const meRoutes: AdminRoute[] = [
       // The current password is guessed no faster here than at the login (the same email and
       // address count); the right one gives its point back.
       const taken = await consumeEachOrRefuse([[ctx.deps.loginLimiter, JSON.stringify([operator.email, ctx.ip])]]);
-      const result = await changePassword(ctx.deps.db.orm.em, {
-        operatorId: operator.id,
-        sessionId: operator.sessionId,
-        currentPassword: body.currentPassword,
-        newPassword: body.newPassword,
-        hashCost: ctx.deps.config.security.passwordHashCost,
-      });
+      const result = await changePassword(
+        ctx.deps.db.orm.em,
+        {
+          operatorId: operator.id,
+          sessionId: operator.sessionId,
+          currentPassword: body.currentPassword,
+          newPassword: body.newPassword,
+          hashCost: ctx.deps.config.security.passwordHashCost,
+        },
+        auditRequest(ctx),
+      );
       if (result === 'wrong_password') throw forbidden('wrong_password');
       await taken.giveBack();
       respond(ctx, { data: null });
@@ -67,12 +74,21 @@ export const meRoutes: AdminRoute[] = [
     method: 'DELETE',
     path: '/me/sessions/:sessionId',
     rule: rule('session'),
+    audit: 'session.end',
     summary: "End one of one's sessions",
     params: sessionIdParams,
     handler: async (ctx) => {
       authorize(ctx);
       const { sessionId } = parseParams(ctx, sessionIdParams);
-      if (!(await endSessionOf(ctx.deps.db.orm.em, operatorOf(ctx).id, sessionId))) throw notFound('session_not_found');
+      if (
+        !(await audited(
+          ctx.deps.db.orm.em,
+          auditRequest(ctx),
+          (tx) => endSessionOf(tx, operatorOf(ctx).id, sessionId),
+          (ended) => ended && { target: { operatorId: operatorOf(ctx).id, sessionId } },
+        ))
+      )
+        throw notFound('session_not_found');
       respond(ctx, { data: null });
     },
   },
@@ -80,11 +96,17 @@ export const meRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/me/two-factor',
     rule: rule('session'),
+    audit: 'two_factor.start',
     summary: 'Start enrolling an authenticator: a TOTP secret and its otpauth:// URL (for the QR code)',
     status: 201,
     handler: async (ctx) => {
       authorize(ctx);
-      const enrolment = await startEnrolment(ctx.deps.db.orm.em, operatorOf(ctx).id);
+      const enrolment = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => startEnrolment(tx, operatorOf(ctx).id),
+        (e) => (e === 'already_enabled' ? null : { target: { operatorId: operatorOf(ctx).id }, changed: ['pendingSecret'] }),
+      );
       if (enrolment === 'already_enabled') throw conflict('two_factor_already_enabled');
       respond(ctx, { data: enrolment }, 201);
     },
@@ -93,6 +115,7 @@ export const meRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/me/two-factor/confirm',
     rule: rule('session'),
+    audit: 'two_factor.confirm',
     summary: 'Turn two-factor sign-in on with a code from the authenticator: ten recovery codes, shown once; other sessions end',
     body: twoFactorCodeBody,
     handler: async (ctx) => {
@@ -100,11 +123,17 @@ export const meRoutes: AdminRoute[] = [
       const body = parseBody(ctx, twoFactorCodeBody);
       await limitCodes(ctx);
       const operator = operatorOf(ctx);
-      const result = await confirmEnrolment(ctx.deps.db.orm.em, {
-        operatorId: operator.id,
-        sessionId: operator.sessionId,
-        code: body.code,
-      });
+      const result = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) =>
+          confirmEnrolment(tx, {
+            operatorId: operator.id,
+            sessionId: operator.sessionId,
+            code: body.code,
+          }),
+        (r) => (typeof r === 'string' ? null : { target: { operatorId: operator.id }, changed: ['twoFactor', 'recoveryCodes'] }),
+      );
       if (result === 'already_enabled') throw conflict('two_factor_already_enabled');
       if (result === 'not_enrolling') throw conflict('two_factor_not_enrolling');
       if (result === 'invalid_code') throw forbidden('invalid_code');
@@ -115,13 +144,19 @@ export const meRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/me/two-factor/recovery-codes',
     rule: rule('session'),
+    audit: 'two_factor.renew_recovery_codes',
     summary: 'Ten new recovery codes for a code (the old ones stop working)',
     body: twoFactorCodeBody,
     handler: async (ctx) => {
       authorize(ctx);
       const body = parseBody(ctx, twoFactorCodeBody);
       await limitCodes(ctx);
-      const result = await renewRecoveryCodes(ctx.deps.db.orm.em, { operatorId: operatorOf(ctx).id, code: body.code });
+      const result = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => renewRecoveryCodes(tx, { operatorId: operatorOf(ctx).id, code: body.code }),
+        (r) => (typeof r === 'string' ? null : { target: { operatorId: operatorOf(ctx).id }, changed: ['recoveryCodes'] }),
+      );
       if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
       if (result === 'invalid_code') throw forbidden('invalid_code');
       respond(ctx, { data: result });
@@ -131,13 +166,19 @@ export const meRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/me/two-factor/disable',
     rule: rule('session'),
+    audit: 'two_factor.disable',
     summary: 'Turn two-factor sign-in off with a TOTP or recovery code',
     body: twoFactorCodeBody,
     handler: async (ctx) => {
       authorize(ctx);
       const body = parseBody(ctx, twoFactorCodeBody);
       await limitCodes(ctx);
-      const result = await disableTwoFactor(ctx.deps.db.orm.em, { operatorId: operatorOf(ctx).id, code: body.code });
+      const result = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => disableTwoFactor(tx, { operatorId: operatorOf(ctx).id, code: body.code }),
+        (r) => (r === 'disabled' ? { target: { operatorId: operatorOf(ctx).id }, changed: ['twoFactor'] } : null),
+      );
       if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
       if (result === 'invalid_code') throw forbidden('invalid_code');
       respond(ctx, { data: null });

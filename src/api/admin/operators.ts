@@ -17,6 +17,8 @@ import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentOperator, presentOperatorSession } from '../../presenters/operator.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
 import { createOperatorBody, grantsBody, operatorDisabledBody, operatorIdParams, operatorSessionParams } from './schema.ts';
 
@@ -41,6 +43,7 @@ export const operatorRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/operators',
     rule: rule('everywhere', 'operators:manage'),
+    audit: 'operator.create',
     summary: 'Create an operator',
     body: createOperatorBody,
     status: 201,
@@ -48,12 +51,18 @@ export const operatorRoutes: AdminRoute[] = [
       authorize(ctx);
       const body = parseBody(ctx, createOperatorBody);
       const grants = toGrants(body.grants);
-      const operator = await createOperator(ctx.deps.db.orm.em, {
-        email: body.email,
-        password: body.password,
-        grants,
-        hashCost: ctx.deps.config.security.passwordHashCost,
-      });
+      const operator = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) =>
+          createOperator(tx, {
+            email: body.email,
+            password: body.password,
+            grants,
+            hashCost: ctx.deps.config.security.passwordHashCost,
+          }),
+        (o) => ({ target: { operatorId: o.id }, changed: ['email', 'password', 'grants'] }),
+      );
       respond(ctx, { data: presentOperator(operator, grants) }, 201);
     },
   },
@@ -61,6 +70,7 @@ export const operatorRoutes: AdminRoute[] = [
     method: 'PUT',
     path: '/operators/:operatorId/grants',
     rule: rule('everywhere', 'operators:manage'),
+    audit: 'operator.set_grants',
     summary: "Replace an operator's grants; one's own keep operators:manage everywhere (409 cannot_remove_own_operators_manage)",
     params: operatorIdParams,
     body: grantsBody,
@@ -73,7 +83,12 @@ export const operatorRoutes: AdminRoute[] = [
       if (operatorId === ctx.state.operator?.id && !allows(grants, 'operators:manage', null)) {
         throw conflict('cannot_remove_own_operators_manage');
       }
-      const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, grants);
+      const updated = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => replaceGrants(tx, operatorId, grants),
+        (o) => o && { target: { operatorId }, changed: ['grants'] },
+      );
       if (!updated) throw notFound('operator_not_found');
       respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
     },
@@ -82,6 +97,7 @@ export const operatorRoutes: AdminRoute[] = [
     method: 'PUT',
     path: '/operators/:operatorId/disabled',
     rule: rule('everywhere', 'operators:manage'),
+    audit: 'operator.set_disabled',
     summary: 'Disable an operator (no sign-in, sessions ended) or enable them again; not oneself (409 cannot_disable_self)',
     params: operatorIdParams,
     body: operatorDisabledBody,
@@ -91,7 +107,12 @@ export const operatorRoutes: AdminRoute[] = [
       const body = parseBody(ctx, operatorDisabledBody);
       // Nobody locks themselves out: another operator managing operators has to do it.
       if (body.disabled && operatorId === ctx.state.operator?.id) throw conflict('cannot_disable_self');
-      const updated = await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled);
+      const updated = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => setOperatorDisabled(tx, operatorId, body.disabled),
+        (o) => o && { target: { operatorId }, changed: ['disabled'] },
+      );
       if (!updated) throw notFound('operator_not_found');
       respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
     },
@@ -102,13 +123,19 @@ export const operatorRoutes: AdminRoute[] = [
     method: 'POST',
     path: '/operators/:operatorId/password-reset',
     rule: rule('everywhere', 'operators:manage'),
+    audit: 'password_reset.create',
     summary: "A one-time link that sets the operator's password, shown once (no email is sent)",
     params: operatorIdParams,
     status: 201,
     handler: async (ctx) => {
       authorize(ctx);
       const { operatorId } = parseParams(ctx, operatorIdParams);
-      const reset = await createPasswordReset(ctx.deps.db.orm.em, operatorId, ctx.deps.config.admin.passwordResetTtlSeconds);
+      const reset = await createPasswordReset(
+        ctx.deps.db.orm.em,
+        operatorId,
+        ctx.deps.config.admin.passwordResetTtlSeconds,
+        auditRequest(ctx),
+      );
       if (!reset) throw notFound('operator_not_found');
       const url = passwordResetUrl(ctx.deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`, reset.token);
       respond(ctx, { data: { url, expiresAt: reset.expiresAt.toISOString() } }, 201);
@@ -133,6 +160,7 @@ export const operatorRoutes: AdminRoute[] = [
     method: 'DELETE',
     path: '/operators/:operatorId/sessions',
     rule: rule('everywhere', 'operators:manage'),
+    audit: 'session.end_all',
     summary: 'End every session of an operator: {ended}',
     params: operatorIdParams,
     handler: async (ctx) => {
@@ -140,19 +168,37 @@ export const operatorRoutes: AdminRoute[] = [
       const { operatorId } = parseParams(ctx, operatorIdParams);
       const em = ctx.deps.db.orm.em;
       if (!(await operatorExists(em, operatorId))) throw notFound('operator_not_found');
-      respond(ctx, { data: { ended: await endSessions(em, operatorId) } });
+      respond(ctx, {
+        data: {
+          ended: await audited(
+            em,
+            auditRequest(ctx),
+            (tx) => endSessions(tx, operatorId),
+            (ended) => ({ target: { operatorId }, changed: ended > 0 ? ['sessions'] : [] }),
+          ),
+        },
+      });
     },
   },
   {
     method: 'DELETE',
     path: '/operators/:operatorId/sessions/:sessionId',
     rule: rule('everywhere', 'operators:manage'),
+    audit: 'session.end',
     summary: 'End one session of an operator',
     params: operatorSessionParams,
     handler: async (ctx) => {
       authorize(ctx);
       const { operatorId, sessionId } = parseParams(ctx, operatorSessionParams);
-      if (!(await endSessionOf(ctx.deps.db.orm.em, operatorId, sessionId))) throw notFound('session_not_found');
+      if (
+        !(await audited(
+          ctx.deps.db.orm.em,
+          auditRequest(ctx),
+          (tx) => endSessionOf(tx, operatorId, sessionId),
+          (ended) => ended && { target: { operatorId, sessionId } },
+        ))
+      )
+        throw notFound('session_not_found');
       respond(ctx, { data: null });
     },
   },

@@ -32,6 +32,11 @@ export interface DeclaredRoute {
   path: string;
   /** 'public': anyone, without a token (signing in, a reset link). */
   rule: Rule | 'public';
+  /**
+   * The audit log's action for what the route changes (`service.update`), which its command
+   * records in the change's transaction; sign-in steps record their own (`sign_in.password`).
+   */
+  audit?: string;
 }
 
 export const rule = (scope: Scope, ...permissions: Permission[]): Rule => ({ scope, permissions });

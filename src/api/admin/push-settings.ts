@@ -1,5 +1,6 @@
 import { findAccount } from '../../tenancy/accounts.ts';
 import type { AdminRoute } from './route.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { rule, SENDS_CONTENT } from './policy.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
@@ -7,6 +8,8 @@ import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentPushSettings } from '../../presenters/push-settings.ts';
 import { deletePushSettings, findPushSettings, savePushSettings, type PushKind } from '../../push/settings.ts';
 import type { AppContext } from '../../http/types.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
 import {
   accountIdParams,
@@ -40,6 +43,7 @@ export const pushSettingsRoutes: AdminRoute[] = [
     method: 'PUT',
     path: '/accounts/:accountId/push-settings/:kind',
     rule: rule('account', 'accounts:edit', SENDS_CONTENT),
+    audit: 'push_settings.update',
     summary:
       "Set one kind's push settings (fcm: the service-account JSON; webhook; oauth-webhook); a new webhook signing secret is shown once",
     params: pushKindParams,
@@ -47,7 +51,12 @@ export const pushSettingsRoutes: AdminRoute[] = [
     handler: async (ctx) => {
       const { accountId, kind } = parseParams(ctx, pushKindParams);
       authorize(ctx, accountId);
-      const saved = await save(ctx, accountId, kind);
+      const saved: Saved = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => save(ctx, tx, accountId, kind),
+        (s) => s && { accountId, target: { kind }, changed: Object.keys(s.settings).filter((f) => f !== 'signingSecret' || s.newSecret) },
+      );
       if (!saved) throw notFound('account_not_found');
       const shown = presentPushSettings({ [kind]: saved.settings });
       const data = kind === 'fcm' ? shown.fcm : kind === 'webhook' ? shown.webhook : shown.oauthWebhook;
@@ -60,20 +69,30 @@ export const pushSettingsRoutes: AdminRoute[] = [
     method: 'DELETE',
     path: '/accounts/:accountId/push-settings/:kind',
     rule: rule('account', 'accounts:edit'),
+    audit: 'push_settings.delete',
     summary: "Remove one kind's push settings",
     params: pushKindParams,
     handler: async (ctx) => {
       const { accountId, kind } = parseParams(ctx, pushKindParams);
       authorize(ctx, accountId);
-      if (!(await deletePushSettings(ctx.deps.db.orm.em, accountId, kind))) throw notFound('push_settings_not_found');
+      if (
+        !(await audited(
+          ctx.deps.db.orm.em,
+          auditRequest(ctx),
+          (tx) => deletePushSettings(tx, accountId, kind),
+          (deleted) => deleted && { accountId, target: { kind } },
+        ))
+      )
+        throw notFound('push_settings_not_found');
       respond(ctx, { data: { kind, deleted: true } });
     },
   },
 ];
 
 /** The body is checked by the kind's schema (422 naming the field) before anything is written. */
-function save(ctx: AppContext, accountId: number, kind: PushKind) {
-  const em = ctx.deps.db.orm.em;
+type Saved = Awaited<ReturnType<typeof savePushSettings<PushKind>>>;
+
+function save(ctx: AppContext, em: EntityManager, accountId: number, kind: PushKind): Promise<Saved> {
   switch (kind) {
     case 'fcm': {
       const { serviceAccount } = parseBody(ctx, fcmSettingsBody);

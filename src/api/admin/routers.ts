@@ -18,6 +18,7 @@ import { sessionRoutes } from './session.ts';
 import { meRoutes } from './me.ts';
 import { signInRoutes } from './sign-in.ts';
 import { testEventRoutes } from './test-event.ts';
+import { auditRoutes } from './audit.ts';
 import { routeName, type AdminRoute } from './route.ts';
 
 /** Every Admin route, in the order the router tries them. */
@@ -37,6 +38,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...operatorRoutes,
   ...deliveryRoutes,
   ...pushSettingsRoutes,
+  ...auditRoutes,
 ];
 
 /** Routes anyone may call, without a token: signing in (password, the second step, single sign-on) and a reset link's new password. */

@@ -11,6 +11,8 @@ import { respond } from '../../http/respond.ts';
 import type { AppContext } from '../../http/types.ts';
 import { presentSignedIn } from '../../presenters/operator.ts';
 import { authorize } from './auth.ts';
+import { audited, sentFields } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 
 function operatorOf(ctx: AppContext) {
   const operator = ctx.state.operator;
@@ -39,13 +41,19 @@ export const sessionRoutes: AdminRoute[] = [
     method: 'PATCH',
     path: '/session',
     rule: rule('session'),
+    audit: 'operator.update_profile',
     summary: "The operator's own display name and avatar (https), which their answers carry to customers",
     body: profileBody,
     handler: async (ctx) => {
       authorize(ctx);
       const body = parseBody(ctx, profileBody);
       const me = operatorOf(ctx);
-      const updated = await updateProfile(ctx.deps.db.orm.em, me.id, body);
+      const updated = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => updateProfile(tx, me.id, body),
+        (o) => o && { target: { operatorId: me.id }, changed: sentFields(body) },
+      );
       if (!updated) throw notFound('operator_not_found');
       const signedIn = { ...me, displayName: updated.displayName ?? null, avatarUrl: updated.avatarUrl ?? null };
       const recoveryCodesLeft = me.twoFactorEnabled ? await countRecoveryCodes(ctx.deps.db.orm.em, me.id) : 0;
@@ -56,10 +64,11 @@ export const sessionRoutes: AdminRoute[] = [
     method: 'DELETE',
     path: '/session',
     rule: rule('session'),
+    audit: 'sign_out',
     summary: 'Sign out: the token is refused from now on',
     handler: async (ctx) => {
       authorize(ctx);
-      await endSession(ctx.deps.db.orm.em, operatorOf(ctx));
+      await endSession(ctx.deps.db.orm.em, operatorOf(ctx), auditRequest(ctx));
       respond(ctx, { data: null });
     },
   },

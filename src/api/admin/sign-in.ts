@@ -21,6 +21,7 @@ export function loginOptions(ctx: AppContext): LoginOptions {
     challengeTtlSeconds: admin.twoFactorChallengeTtlSeconds,
     address: ctx.ip || null,
     userAgent: ctx.get('user-agent') || null,
+    requestId: ctx.state.requestId,
   };
 }
 
@@ -40,7 +41,11 @@ export const signInRoutes: AdminRoute[] = [
       // Per operator, however many challenges their password opened: six digits are guessed
       // no faster than a password.
       await consumeOrRefuse(ctx.deps.twoFactorLimiter, String(operatorId));
-      const result = await completeTwoFactorLogin(em, { ...body, ttlSeconds: ctx.deps.config.admin.sessionTtlSeconds });
+      const result = await completeTwoFactorLogin(em, {
+        ...body,
+        ttlSeconds: ctx.deps.config.admin.sessionTtlSeconds,
+        origin: loginOptions(ctx),
+      });
       if (result === null) throw unauthorized('invalid_challenge');
       if (result === 'invalid_code') throw unauthorized('invalid_code');
       respond(ctx, { data: presentLogin(result) });
@@ -59,6 +64,7 @@ export const signInRoutes: AdminRoute[] = [
         token: body.token,
         password: body.password,
         hashCost: ctx.deps.config.security.passwordHashCost,
+        origin: loginOptions(ctx),
       });
       if (!done) throw badRequest('invalid_reset_token');
       respond(ctx, { data: null });

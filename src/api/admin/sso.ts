@@ -11,7 +11,7 @@ import type { AppContext } from '../../http/types.ts';
 import { parseBody, parseQuery } from '../../http/validate.ts';
 import { finishOidcSignIn, OidcFailure, redirectUri, startOidcSignIn, type OidcAttempt } from '../../security/oidc.ts';
 import { seal, sealingKey, unseal, type SealingKey } from '../../security/sealed.ts';
-import { exchangeSsoCode, ssoSignIn } from '../../tenancy/sso.ts';
+import { exchangeSsoCode, recordSsoRefusal, ssoSignIn } from '../../tenancy/sso.ts';
 import { ssoCallbackQuery, ssoExchangeBody } from './schema.ts';
 import { loginOptions } from './sign-in.ts';
 import { presentLogin } from '../../presenters/operator.ts';
@@ -113,12 +113,17 @@ export const ssoRoutes: AdminRoute[] = [
         // A person declining at the provider is ordinary; anything else is worth a look.
         const reason = err.cause instanceof Error ? err.cause.message : String(err.cause);
         ctx.state.log[err.code === 'sso_refused' ? 'info' : 'warn']({ code: err.code, reason }, 'single sign-on refused');
+        await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), null, err.code);
         return backWithError(ctx, publicUrl, err.code);
       }
-      if (!identity.email || !identity.emailVerified) return backWithError(ctx, publicUrl, 'email_not_verified');
+      if (!identity.email || !identity.emailVerified) {
+        await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), null, 'email_not_verified');
+        return backWithError(ctx, publicUrl, 'email_not_verified');
+      }
       const result = await ssoSignIn(ctx.deps.db.orm.em, identity.email, oidc.createOperators);
       if (typeof result === 'string') {
         ctx.state.log.info({ code: result, subject: identity.subject }, 'single sign-on refused');
+        await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), identity.email, result);
         return backWithError(ctx, publicUrl, result);
       }
       if (result.created) ctx.state.log.info({ subject: identity.subject }, 'single sign-on created an operator');

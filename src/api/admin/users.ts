@@ -15,6 +15,8 @@ import { operatorAgent, type AuthenticatedOperator } from '../../tenancy/operato
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
 import {
   accountIdParams,
@@ -100,6 +102,7 @@ export const userRoutes: AdminRoute[] = [
     method: 'PUT',
     path: '/accounts/:accountId/users/:userId/owner',
     rule: rule('account', 'services:edit', 'conversations:read'),
+    audit: 'user.change_owner',
     summary: 'Change the owner Service (changeOwner action, initiatedBy the operator)',
     params: accountUserParams,
     body: ownerBody,
@@ -113,12 +116,18 @@ export const userRoutes: AdminRoute[] = [
       const user = await findAccountUser(em, accountId, userId);
       if (!user) throw notFound('user_not_found');
       const account = await getAccount(em, accountId);
-      const result = await changeOwner(em, {
-        account,
-        initiatedBy: { operator: operator.identifier },
-        userId,
-        newOwnerIdentification: body.serviceIdentification,
-      });
+      const result = await audited(
+        em,
+        auditRequest(ctx),
+        (tx) =>
+          changeOwner(tx, {
+            account,
+            initiatedBy: { operator: operator.identifier },
+            userId,
+            newOwnerIdentification: body.serviceIdentification,
+          }),
+        (r) => (r.changed ? { accountId, target: { userId }, changed: ['ownerServiceId'] } : null),
+      );
       respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
     },
   },
@@ -177,12 +186,18 @@ export const userRoutes: AdminRoute[] = [
     method: 'DELETE',
     path: '/accounts/:accountId/users/:userId',
     rule: rule('account', 'users:delete'),
+    audit: 'user.erase',
     summary: 'Erase a user (GDPR): messages, files, devices, deliveries; audited in the log',
     params: accountUserParams,
     handler: async (ctx) => {
       const { accountId, userId } = parseParams(ctx, accountUserParams);
       authorize(ctx, accountId);
-      const erased = await eraseUser(ctx.deps.db.orm.em, accountId, userId);
+      const erased = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => eraseUser(tx, accountId, userId),
+        (erased) => erased && { accountId, target: { userId } },
+      );
       if (!erased) throw notFound('user_not_found');
       // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
       // logged: no row refers to it any more, and nobody can download it.

@@ -11,6 +11,7 @@ import { Migration20270101000000_inbox } from './Migration20270101000000_inbox.t
 import { Migration20270102000000_inbox_conversations } from './Migration20270102000000_inbox_conversations.ts';
 import { Migration20270105000000_operator_accounts } from './Migration20270105000000_operator_accounts.ts';
 import { Migration20270110000000_contact_email } from './Migration20270110000000_contact_email.ts';
+import { Migration20270115000000_audit_log } from './Migration20270115000000_audit_log.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20270102000000_inbox_conversations', class: Migration20270102000000_inbox_conversations },
   { name: 'Migration20270105000000_operator_accounts', class: Migration20270105000000_operator_accounts },
   { name: 'Migration20270110000000_contact_email', class: Migration20270110000000_contact_email },
+  { name: 'Migration20270115000000_audit_log', class: Migration20270115000000_audit_log },
 ];
