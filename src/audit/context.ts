@@ -35,6 +35,11 @@ export interface AuditRequest {
   action: string;
 }
 
+/** What a command records of its change: the request, and the names of the fields it changes when the caller knows them. */
+export interface AuditNote extends AuditRequest {
+  changed?: readonly string[];
+}
+
 export const CLI_ORIGIN: AuditOrigin = { address: null, userAgent: null, requestId: null };
 
 /** The command line (npm run admin): the machine's owner, no operator. */

@@ -1,5 +1,7 @@
 // PUT /users/{userId}/owner: a Service hands a user to another Service of the account. Only a
 // real change is announced, to the old and to the new owner, as a changeOwner action.
+import { recordAudit } from '../audit/entries.ts';
+import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ServiceSchema, UserSchema, type Account, type User } from '../db/entities/index.ts';
@@ -11,6 +13,7 @@ import { changeOwnerPayload, type OwnerChangeInitiator } from '../presenters/web
 export async function changeOwner(
   em: EntityManager,
   input: { account: Account; initiatedBy: OwnerChangeInitiator; userId: number; newOwnerIdentification: string },
+  audit?: AuditNote,
 ): Promise<{ user: User; changed: boolean }> {
   return em.transactional(async (tx) => {
     // Locked, so two changes at once announce two consistent transitions, not two from the same owner.
@@ -44,6 +47,14 @@ export async function changeOwner(
       recipients: [oldOwner.id, newOwner.id],
       orderingKey: user.id,
     });
+    if (audit) {
+      await recordAudit(tx, audit.context, {
+        action: audit.action,
+        accountId: user.accountId,
+        target: { userId: user.id },
+        changed: ['ownerServiceId'],
+      });
+    }
     return { user, changed: true };
   });
 }

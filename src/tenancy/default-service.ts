@@ -1,6 +1,8 @@
 // PUT /adminApi/accounts/{id}/default-service: an operator picks the account's default Service
 // (the owner of users created from now on). A real change is announced to every Service of the
 // account as a changeDefaultService action.
+import { recordAudit } from '../audit/entries.ts';
+import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, type Account } from '../db/entities/index.ts';
@@ -12,6 +14,7 @@ import { changeDefaultServicePayload } from '../presenters/webhook-payloads.ts';
 export async function changeDefaultService(
   em: EntityManager,
   input: { accountId: number; serviceIdentification: string; operatorIdentifier: string },
+  audit?: AuditNote,
 ): Promise<{ account: Account; changed: boolean }> {
   return em.transactional(async (tx) => {
     const account = await tx.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -24,6 +27,14 @@ export async function changeDefaultService(
     account.defaultServiceId = next.id;
     // The Service API shows the account's default Service (GET /users/{id}): read afresh everywhere.
     notify(tx, accountChanged(account.id));
+    if (audit) {
+      await recordAudit(tx, audit.context, {
+        action: audit.action,
+        accountId: account.id,
+        target: { accountId: account.id },
+        changed: ['defaultServiceId'],
+      });
+    }
     await tx.flush();
     // An account with only its inbox has no default yet (the first webhook Service becomes it):
     // choosing the inbox then is no change of a default, and no webhook Service is there to tell.

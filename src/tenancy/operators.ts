@@ -16,7 +16,7 @@ import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
 import { notify, operatorChanged } from '../conversations/notices.ts';
 import { isPermission, type Grant } from './permissions.ts';
 import { recordAudit } from '../audit/entries.ts';
-import { operatorActor, type AuditContext, type AuditRequest } from '../audit/context.ts';
+import { operatorActor, type AuditContext, type AuditNote, type AuditRequest } from '../audit/context.ts';
 
 export interface AuthenticatedOperator {
   id: number;
@@ -347,7 +347,12 @@ export async function listOperators(em: EntityManager): Promise<OperatorWithGran
 }
 
 /** Replaces the operator's grants; null when there is no such operator. */
-export async function replaceGrants(em: EntityManager, operatorId: number, grants: Grant[]): Promise<OperatorWithGrants | null> {
+export async function replaceGrants(
+  em: EntityManager,
+  operatorId: number,
+  grants: Grant[],
+  audit?: AuditNote,
+): Promise<OperatorWithGrants | null> {
   return em.transactional(async (tx) => {
     const operator = await tx.findOne(OperatorSchema, { id: operatorId });
     if (!operator) return null;
@@ -356,6 +361,7 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
     for (const grant of unique.values()) tx.create(OperatorPermissionSchema, { operatorId, ...grant });
     // Their dashboard sockets hear only what the new grants allow.
     notify(tx, operatorChanged(operatorId));
+    if (audit) await recordAudit(tx, audit.context, { action: audit.action, target: { operatorId }, changed: ['grants'] });
     return { operator, grants: [...unique.values()] };
   });
 }
@@ -364,7 +370,12 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
  * Disables or enables an operator; null when there is no such operator. Disabling also ends
  * their sessions, so enabling them again does not bring old tokens back.
  */
-export async function setOperatorDisabled(em: EntityManager, operatorId: number, disabled: boolean): Promise<OperatorWithGrants | null> {
+export async function setOperatorDisabled(
+  em: EntityManager,
+  operatorId: number,
+  disabled: boolean,
+  audit?: AuditNote,
+): Promise<OperatorWithGrants | null> {
   await em.transactional(async (tx) => {
     const operator = await tx.findOne(OperatorSchema, { id: operatorId });
     if (!operator) return;
@@ -375,6 +386,7 @@ export async function setOperatorDisabled(em: EntityManager, operatorId: number,
       await tx.nativeDelete(OperatorLoginChallengeSchema, { operatorId });
     }
     notify(tx, operatorChanged(operatorId));
+    if (audit) await recordAudit(tx, audit.context, { action: audit.action, target: { operatorId }, changed: ['disabled'] });
   });
   const [found] = (await listOperators(em.fork())).filter((o) => o.operator.id === operatorId);
   return found ?? null;

@@ -1,5 +1,7 @@
 // Services: the backends attached to an account. Creating one issues its first API key;
 // the first Service of an account becomes the account's default.
+import { recordAudit } from '../audit/entries.ts';
+import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceApiKeySchema, ServiceSchema, type Service, type ServiceApiKey } from '../db/entities/index.ts';
@@ -20,7 +22,12 @@ export interface CreatedService {
 }
 
 /** Returns null when the account does not exist. */
-export async function createService(em: EntityManager, accountId: number, input: NewService): Promise<CreatedService | null> {
+export async function createService(
+  em: EntityManager,
+  accountId: number,
+  input: NewService,
+  audit?: AuditNote,
+): Promise<CreatedService | null> {
   return em.transactional(async (tx) => {
     // The row lock makes "first Service becomes default" hold when two are created at once.
     const account = await tx.findOne(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -40,6 +47,8 @@ export async function createService(em: EntityManager, accountId: number, input:
       notify(tx, accountChanged(accountId));
     }
     await tx.flush();
+    if (audit)
+      await recordAudit(tx, audit.context, { action: audit.action, accountId, target: { serviceId: service.id }, changed: audit.changed });
     return { service, apiKey, isDefault };
   });
 }
@@ -88,7 +97,12 @@ export interface ServiceChanges {
 }
 
 /** Returns null when the Service does not exist. */
-export async function updateService(em: EntityManager, serviceId: number, changes: ServiceChanges): Promise<Service | null> {
+export async function updateService(
+  em: EntityManager,
+  serviceId: number,
+  changes: ServiceChanges,
+  audit?: AuditNote,
+): Promise<Service | null> {
   return em.transactional(async (tx) => {
     const service = await tx.findOne(ServiceSchema, { id: serviceId });
     if (!service) return null;
@@ -104,6 +118,14 @@ export async function updateService(em: EntityManager, serviceId: number, change
     }
     // A Service disabled (or enabled) by an operator is refused (or served) at once on every node.
     notify(tx, accountChanged(service.accountId));
+    if (audit) {
+      await recordAudit(tx, audit.context, {
+        action: audit.action,
+        accountId: service.accountId,
+        target: { serviceId },
+        changed: audit.changed,
+      });
+    }
     return service;
   });
 }
@@ -120,13 +142,21 @@ export async function listApiKeys(em: EntityManager, serviceId: number): Promise
  * Revoked at once: the next request with it is refused, on every node (the account notice
  * drops the keys nodes keep, api/service/caller.ts). Null when the Service has no such key.
  */
-export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number): Promise<ServiceApiKey | null> {
+export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number, audit?: AuditNote): Promise<ServiceApiKey | null> {
   return em.transactional(async (tx) => {
     const key = await tx.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
     const service = await tx.findOne(ServiceSchema, { id: serviceId });
     if (!key || !service) return null;
     key.revokedAt ??= new Date();
     notify(tx, accountChanged(service.accountId));
+    if (audit) {
+      await recordAudit(tx, audit.context, {
+        action: audit.action,
+        accountId: service.accountId,
+        target: { serviceId, keyId },
+        changed: ['revokedAt'],
+      });
+    }
     return key;
   });
 }

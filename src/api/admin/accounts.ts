@@ -130,16 +130,14 @@ export const accountRoutes: AdminRoute[] = [
       const body = parseBody(ctx, defaultServiceBody);
       const operator = ctx.state.operator;
       if (!operator) throw new Error('requireOperator() must run before admin routes');
-      const { changed } = await audited(
+      const { changed } = await changeDefaultService(
         ctx.deps.db.orm.em,
+        {
+          accountId,
+          serviceIdentification: body.serviceIdentification,
+          operatorIdentifier: operator.identifier,
+        },
         auditRequest(ctx),
-        (tx) =>
-          changeDefaultService(tx, {
-            accountId,
-            serviceIdentification: body.serviceIdentification,
-            operatorIdentifier: operator.identifier,
-          }),
-        (r) => (r.changed ? { accountId, target: { accountId }, changed: ['defaultServiceId'] } : null),
       );
       const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
       if (!overview) throw notFound('account_not_found');
@@ -160,12 +158,7 @@ export const accountRoutes: AdminRoute[] = [
       const { accountId } = parseParams(ctx, accountIdParams);
       authorize(ctx, accountId);
       const body = parseBody(ctx, createServiceBody);
-      const created = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) => createService(tx, accountId, body),
-        (c) => c && { accountId, target: { serviceId: c.service.id }, changed: sentFields(body) },
-      );
+      const created = await createService(ctx.deps.db.orm.em, accountId, body, { ...auditRequest(ctx), changed: sentFields(body) });
       if (!created) throw notFound('account_not_found');
       const defaultServiceId = created.isDefault ? created.service.id : null;
       respond(ctx, { data: presentCreatedService(created.service, defaultServiceId, created.apiKey) }, 201);

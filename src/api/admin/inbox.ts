@@ -224,17 +224,15 @@ export const inboxRoutes: AdminRoute[] = [
       if (!user) throw notFound('user_not_found');
       const [account, inbox] = await Promise.all([getAccount(em, accountId), findInbox(em, accountId)]);
       if (!inbox) throw conflict('account_has_no_inbox');
-      const result = await audited(
+      const result = await changeOwner(
         em,
+        {
+          account,
+          initiatedBy: { operator: signedIn(ctx).identifier },
+          userId,
+          newOwnerIdentification: inbox.identification,
+        },
         auditRequest(ctx),
-        (tx) =>
-          changeOwner(tx, {
-            account,
-            initiatedBy: { operator: signedIn(ctx).identifier },
-            userId,
-            newOwnerIdentification: inbox.identification,
-          }),
-        (r) => (r.changed ? { accountId, target: { userId }, changed: ['ownerServiceId'] } : null),
       );
       respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
     },

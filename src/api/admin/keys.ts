@@ -62,12 +62,7 @@ export const keyRoutes: AdminRoute[] = [
     handler: async (ctx) => {
       const service = await authorizedService(ctx);
       const { keyId } = parseParams(ctx, keyParams);
-      const key = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) => revokeApiKey(tx, service.id, keyId),
-        (k) => k && { accountId: service.accountId, target: { serviceId: service.id, keyId }, changed: ['revokedAt'] },
-      );
+      const key = await revokeApiKey(ctx.deps.db.orm.em, service.id, keyId, auditRequest(ctx));
       if (!key) throw notFound('key_not_found');
       respond(ctx, { data: presentApiKey(key) });
     },

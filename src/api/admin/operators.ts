@@ -83,12 +83,7 @@ export const operatorRoutes: AdminRoute[] = [
       if (operatorId === ctx.state.operator?.id && !allows(grants, 'operators:manage', null)) {
         throw conflict('cannot_remove_own_operators_manage');
       }
-      const updated = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) => replaceGrants(tx, operatorId, grants),
-        (o) => o && { target: { operatorId }, changed: ['grants'] },
-      );
+      const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, grants, auditRequest(ctx));
       if (!updated) throw notFound('operator_not_found');
       respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
     },
@@ -107,12 +102,7 @@ export const operatorRoutes: AdminRoute[] = [
       const body = parseBody(ctx, operatorDisabledBody);
       // Nobody locks themselves out: another operator managing operators has to do it.
       if (body.disabled && operatorId === ctx.state.operator?.id) throw conflict('cannot_disable_self');
-      const updated = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) => setOperatorDisabled(tx, operatorId, body.disabled),
-        (o) => o && { target: { operatorId }, changed: ['disabled'] },
-      );
+      const updated = await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled, auditRequest(ctx));
       if (!updated) throw notFound('operator_not_found');
       respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
     },

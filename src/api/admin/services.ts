@@ -8,7 +8,7 @@ import type { AppContext } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentService } from '../../presenters/service.ts';
 import { type Service } from '../../db/entities/index.ts';
-import { audited, sentFields } from '../../audit/entries.ts';
+import { sentFields } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
 import { authorizeFields, authorizeRecord } from './auth.ts';
 import { serviceIdParams, updateServiceBody } from './schema.ts';
@@ -42,12 +42,7 @@ export const serviceRoutes: AdminRoute[] = [
       const body = parseBody(ctx, updateServiceBody);
       authorizeFields(ctx, accountId, body);
       const em = ctx.deps.db.orm.em;
-      const service = await audited(
-        em,
-        auditRequest(ctx),
-        (tx) => updateService(tx, id, body),
-        (s) => s && { accountId, target: { serviceId: id }, changed: sentFields(body) },
-      );
+      const service = await updateService(em, id, body, { ...auditRequest(ctx), changed: sentFields(body) });
       if (!service) throw notFound('service_not_found');
       // Deliveries held while the Service was off may go now.
       if (body.enabled) ctx.deps.deliveries?.nudge();

@@ -15,7 +15,6 @@ import { operatorAgent, type AuthenticatedOperator } from '../../tenancy/operato
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
-import { audited } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
 import {
@@ -116,17 +115,15 @@ export const userRoutes: AdminRoute[] = [
       const user = await findAccountUser(em, accountId, userId);
       if (!user) throw notFound('user_not_found');
       const account = await getAccount(em, accountId);
-      const result = await audited(
+      const result = await changeOwner(
         em,
+        {
+          account,
+          initiatedBy: { operator: operator.identifier },
+          userId,
+          newOwnerIdentification: body.serviceIdentification,
+        },
         auditRequest(ctx),
-        (tx) =>
-          changeOwner(tx, {
-            account,
-            initiatedBy: { operator: operator.identifier },
-            userId,
-            newOwnerIdentification: body.serviceIdentification,
-          }),
-        (r) => (r.changed ? { accountId, target: { userId }, changed: ['ownerServiceId'] } : null),
       );
       respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
     },
@@ -192,12 +189,7 @@ export const userRoutes: AdminRoute[] = [
     handler: async (ctx) => {
       const { accountId, userId } = parseParams(ctx, accountUserParams);
       authorize(ctx, accountId);
-      const erased = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) => eraseUser(tx, accountId, userId),
-        (erased) => erased && { accountId, target: { userId } },
-      );
+      const erased = await eraseUser(ctx.deps.db.orm.em, accountId, userId, auditRequest(ctx));
       if (!erased) throw notFound('user_not_found');
       // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
       // logged: no row refers to it any more, and nobody can download it.

@@ -17,6 +17,7 @@ const PERMISSIONS = [
   'deliveries:read',
   'deliveries:manage',
   'operators:manage',
+  'audit:read',
 ];
 
 /** "accounts:read@3, services:edit@*" — the grants as one editable line. */
