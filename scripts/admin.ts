@@ -24,6 +24,10 @@ import {
 import { changeDefaultService } from '../src/tenancy/default-service.ts';
 import { AccountSchema, OperatorSchema } from '../src/db/entities/index.ts';
 import { knownError } from '../src/errors.ts';
+import { audited } from '../src/audit/entries.ts';
+import { CLI_CONTEXT, type AuditRequest } from '../src/audit/context.ts';
+import { eachAudit } from '../src/audit/log.ts';
+import { presentAuditEntry } from '../src/presenters/audit.ts';
 import { presentApiKey } from '../src/presenters/api-key.ts';
 import { createLogger } from '../src/logger.ts';
 import { presentAccountOverview, presentCreatedAccount } from '../src/presenters/account.ts';
@@ -51,6 +55,10 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   operator:two-factor-off --email EMAIL
                   (for an operator who lost their authenticator and recovery codes: two-factor
                   sign-in off, their sessions ended)
+  audit:export    [--account ID] [--operator ID] [--action ACTION] [--since ISO] [--until ISO]
+                  (the audit log as JSON lines, newest first, on standard output)
+
+Every change above is recorded in the audit log with the actor "cli".
 
 Uses DATABASE_URL, or the embedded database under PALAVER_DATA_DIR (stop the server first:
 the embedded database opens in one process at a time).`;
@@ -105,7 +113,28 @@ function parseGrant(text: string): Grant {
 }
 
 type Values = { [key: string]: string | boolean | string[] | undefined };
-type Command = (em: EntityManager, values: Values, config: Config) => Promise<unknown>;
+type Command = (em: EntityManager, values: Values, config: Config, audit: AuditRequest) => Promise<unknown>;
+
+/** The audit action of each command that changes something (actor "cli"); the others read. */
+const AUDIT_ACTIONS: Record<string, string> = {
+  'account:create': 'account.create',
+  'service:create': 'service.create',
+  'service:update': 'service.update',
+  'default-service:set': 'account.set_default_service',
+  'key:create': 'service.create_key',
+  'key:revoke': 'service.revoke_key',
+  'secret:rotate': 'service.rotate_signing_secret',
+  'operator:create': 'operator.create',
+  'operator:reset-password': 'password_reset.create',
+  'operator:two-factor-off': 'two_factor.remove',
+};
+
+/** The options that name records (target ids) and the ones that are changed fields; a password is never named as a value. */
+const TARGET_OPTIONS = ['account', 'service', 'key'];
+const auditDetails = (values: Values) => ({
+  target: Object.fromEntries(TARGET_OPTIONS.flatMap((o) => (typeof values[o] === 'string' ? [[o, values[o]]] : []))),
+  changed: Object.keys(values).filter((o) => !TARGET_OPTIONS.includes(o)),
+});
 
 const commands: Record<string, Command> = {
   'account:create': async (em, values) => presentCreatedAccount(await createAccount(em, valid(createAccountBody, { name: values.name }))),
@@ -192,11 +221,11 @@ const commands: Record<string, Command> = {
     return { id: operator.id, email: operator.email, identifier: operator.identifier, grants };
   },
 
-  'operator:reset-password': async (em, values, config) => {
+  'operator:reset-password': async (em, values, config, audit) => {
     const { email } = valid(operatorEmail, { email: values.email });
     const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
     if (!operator) throw new UsageError(`no operator has the email ${email}`);
-    const reset = await createPasswordReset(em, operator.id, config.admin.passwordResetTtlSeconds);
+    const reset = await createPasswordReset(em, operator.id, config.admin.passwordResetTtlSeconds, audit);
     if (!reset) throw new UsageError(`no operator has the email ${email}`);
     const baseUrl = config.publicUrl ?? `http://localhost:${config.port || 3000}`;
     return { operator: operator.email, url: passwordResetUrl(baseUrl, reset.token), expiresAt: reset.expiresAt.toISOString() };
@@ -210,10 +239,33 @@ const commands: Record<string, Command> = {
   },
 };
 
+const auditExportOptions = z.object({
+  account: z.coerce.number().int().positive().optional(),
+  operator: z.coerce.number().int().positive().optional(),
+  action: z.string().min(1).max(100).optional(),
+  since: z.coerce.date().optional(),
+  until: z.coerce.date().optional(),
+});
+
+/** The audit log as JSON lines (the same lines as GET /adminApi/audit/export), newest first. */
+async function exportAudit(em: EntityManager, values: Values): Promise<number> {
+  const options = valid(auditExportOptions, values);
+  const filter = {
+    readable: null,
+    accountId: options.account,
+    operatorId: options.operator,
+    action: options.action,
+    since: options.since,
+    until: options.until,
+  };
+  for await (const entry of eachAudit(em, filter)) process.stdout.write(`${JSON.stringify(presentAuditEntry(entry))}\n`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   const command = name ? commands[name] : undefined;
-  if (!command) {
+  if (!command && name !== 'audit:export') {
     process.stderr.write(`${USAGE}\n`);
     return name && name !== '--help' ? 2 : 0;
   }
@@ -236,6 +288,10 @@ async function main(argv: string[]): Promise<number> {
         standby: { type: 'string' },
         'webhook-kinds': { type: 'string' },
         'handover-next': { type: 'string' },
+        operator: { type: 'string' },
+        action: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
       },
     }));
   } catch (err) {
@@ -258,7 +314,20 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     await migrate(db, logger);
-    const result = await command(db.orm.em.fork(), values, config);
+    const em = db.orm.em.fork();
+    if (!command) return await exportAudit(em, values);
+    const action = name ? AUDIT_ACTIONS[name] : undefined;
+    const audit: AuditRequest = { context: CLI_CONTEXT, action: action ?? '' };
+    // A change and its audit entry in one transaction; the reset link records its own (its command takes the request).
+    const result =
+      action && name !== 'operator:reset-password'
+        ? await audited(
+            em,
+            audit,
+            (tx) => command(tx, values, config, audit),
+            () => auditDetails(values),
+          )
+        : await command(em, values, config, audit);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

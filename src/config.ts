@@ -155,6 +155,11 @@ const schema = z
        */
       passwordHashCost: z.coerce.number().int().min(10).max(20),
     }),
+    /** The audit log (docs/security.md): how long entries are kept, and how often each node deletes older ones. */
+    audit: z.object({
+      retentionDays: z.coerce.number().int().positive(),
+      sweepIntervalSeconds: z.coerce.number().positive(),
+    }),
     /** Uploads (Client and Service API): a storage quota per account, and the sweeper of unsent uploads. */
     media: z
       .object({
@@ -396,6 +401,7 @@ const ENV_VARS: ReadonlyArray<[name: string, path: string[]]> = [
   ['PALAVER_MEDIA_CONVERSATION_QUOTA_BYTES', ['media', 'conversationQuotaBytes']],
   ['PALAVER_MEDIA_DEVICE_QUOTA_BYTES', ['media', 'deviceQuotaBytes']],
   ['PALAVER_MEDIA_UNSENT_TTL_SECONDS', ['media', 'unreferencedTtlSeconds']],
+  ['PALAVER_AUDIT_RETENTION_DAYS', ['audit', 'retentionDays']],
   ['PALAVER_METRICS_OPEN', ['metrics', 'open']],
   ['PALAVER_PUBLIC_URL', ['publicUrl']],
   ['PALAVER_PASSWORD_HASH_COST', ['security', 'passwordHashCost']],

@@ -27,6 +27,7 @@ import { TypingTimeouts } from './conversations/events.ts';
 import { createLimiter } from './limits.ts';
 import { DiskMediaStorage } from './media/storage.ts';
 import { MediaSweeper } from './media/sweeper.ts';
+import { AuditSweeper } from './audit/sweeper.ts';
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { Gateway } from './realtime/gateway.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
@@ -235,6 +236,12 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
     );
     sweeper.start();
+    const auditSweeper = new AuditSweeper(
+      em,
+      { retentionDays: config.audit.retentionDays, intervalSeconds: config.audit.sweepIntervalSeconds },
+      logger,
+    );
+    auditSweeper.start();
     logger.info({ port, embeddedDatabase: db.embedded }, `palaver listening on http://${shownHost}:${port}`);
     if (config.metrics.token === undefined && !config.metrics.open) {
       logger.warn(
@@ -257,6 +264,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.
         await worker?.stop();
         await sweeper.stop();
+        await auditSweeper.stop();
         redis?.disconnect();
         await db.close();
         logger.info('palaver stopped');

@@ -1,11 +1,11 @@
 // The Admin API's permission matrix: every route, for an operator holding each permission (and
 // none, and '*'), on one account and everywhere; and a record of another account answered
 // exactly as an unknown id. The expected permissions are written out here, apart from
-// src/api/admin/policy.ts, so a change of the policy shows up as a failing cell.
+// the route declarations (src/api/admin/*.ts, their `rule`), so a change of a rule shows up as a failing cell.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { PUBLIC_ADMIN_ROUTES } from '../src/api/admin/policy.ts';
-import { adminRouter } from '../src/api/admin/routers.ts';
+import { ADMIN_ROUTES, PUBLIC_ADMIN_ROUTES, adminRouter } from '../src/api/admin/routers.ts';
+import { routeName } from '../src/api/admin/route.ts';
 import { PERMISSIONS } from '../src/tenancy/permissions.ts';
 import type { Envelope } from '../src/presenters/envelope.ts';
 import { enqueueCommitted } from './support/deliveries.ts';
@@ -509,6 +509,16 @@ const CASES: Case[] = [
     needs: ['accounts:edit'],
     allowed: 404,
   },
+  // The audit log: held on an account, that account's entries (checked in test/audit.test.ts); everywhere, all.
+  { method: 'GET', route: '/audit', path: () => '/adminApi/audit', needs: ['audit:read'], allowed: 200, noAccount: true },
+  {
+    method: 'GET',
+    route: '/audit/export',
+    path: () => '/adminApi/audit/export',
+    needs: ['audit:read'],
+    allowed: 200,
+    noAccount: true,
+  },
   // Last: it ends the session whose token walked the cases above.
   { method: 'DELETE', route: '/session', path: () => '/adminApi/session', needs: [], allowed: 200, noAccount: true },
 ];
@@ -598,15 +608,24 @@ describe('Admin API: permission matrix', function () {
     await theirs.receiver.close();
   });
 
-  it('lists every Admin route but the public ones (PUBLIC_ADMIN_ROUTES: signing in, reset links), once', () => {
+  it('covers every declared Admin route but the public ones (signing in, reset links), once, and mounts them all', () => {
+    const declared = ADMIN_ROUTES.map(routeName);
+    expect(new Set(declared).size, 'a route declared twice').to.equal(declared.length);
+    expect(PUBLIC_ADMIN_ROUTES).to.have.members([
+      'POST /login',
+      'GET /login',
+      'POST /login/two-factor',
+      'POST /password-reset',
+      'GET /sso/start',
+      'GET /sso/callback',
+      'POST /sso/exchange',
+    ]);
+    expect(declared.filter((r) => !PUBLIC_ADMIN_ROUTES.includes(r))).to.have.members(CASES.map((c) => `${c.method} ${c.route}`));
     type Layer = { path: string; methods: string[] };
-    const routes = (adminRouter() as unknown as { stack: Layer[] }).stack.flatMap((layer) =>
+    const mounted = (adminRouter() as unknown as { stack: Layer[] }).stack.flatMap((layer) =>
       layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path.replace(/^\/adminApi/, '')}`),
     );
-    const open: readonly string[] = PUBLIC_ADMIN_ROUTES;
-    // Every public route exists (a stale entry would open nothing but hide a typo), and every other route has a rule.
-    expect(routes).to.include.members([...open]);
-    expect(routes.filter((r) => !open.includes(r))).to.have.members(CASES.map((c) => `${c.method} ${c.route}`));
+    expect(mounted).to.have.members(declared);
   });
 
   it('answers 403 without the permissions and serves with them, for every route and grant', async () => {

@@ -74,6 +74,17 @@ describe('architecture', () => {
     expect(crossings).to.deep.equal([]);
   });
 
+  it('keeps the ORM out of the routes: they call commands and reads of the transport-neutral modules', () => {
+    const callers = sources()
+      .map((file) => [relative(file), readFileSync(file, 'utf8')] as const)
+      .filter(
+        ([name, text]) =>
+          /^api\//.test(name) && /\bem\.(find|count|create|persist|remove|nativeDelete|nativeUpdate)\w*\(|Schema, \{/.test(text),
+      )
+      .map(([name]) => name);
+    expect(callers).to.deep.equal([]);
+  });
+
   it('publishes to sockets from the outlets of committed transactions alone', () => {
     const callers = sources()
       .map((file) => [relative(file), readFileSync(file, 'utf8')] as const)

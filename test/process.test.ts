@@ -291,6 +291,33 @@ describe('the server process', function () {
     expect((await client(running.url).get('/adminApi/session', { token: sessionToken })).status, 'their sessions ended').to.equal(401);
   });
 
+  it('records the changes of the command line in the audit log with the actor "cli", and exports it as JSON lines', async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const email = 'audited@example.com';
+    const created = await runProcess('scripts/admin.ts', ['operator:create', '--email', email, '--password', 'an audited password'], env());
+    expect(created.code, created.stderr).to.equal(0);
+    // Refused: no change, no entry.
+    const weak = await runProcess(
+      'scripts/admin.ts',
+      ['operator:create', '--email', 'weak2@example.com', '--password', 'password1234'],
+      env(),
+    );
+    expect(weak.code).to.equal(2);
+    const reset = await runProcess('scripts/admin.ts', ['operator:reset-password', '--email', email], env());
+    expect(reset.code, reset.stderr).to.equal(0);
+    const exported = await runProcess('scripts/admin.ts', ['audit:export', '--since', since], env());
+    expect(exported.code, exported.stderr).to.equal(0);
+    const entries = exported.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { actor: string; action: string; changed: string[]; operator: unknown });
+    expect(entries.map((e) => [e.actor, e.action, e.changed, e.operator])).to.deep.equal([
+      ['cli', 'password_reset.create', [], null],
+      ['cli', 'operator.create', ['email', 'password'], null],
+    ]);
+    expect(exported.stdout).to.not.contain('an audited password');
+  });
+
   it('stops at start with a message naming a wrong configuration value', async () => {
     const result = await runProcess('src/main.ts', [], { ...env(), PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
     expect(result.code).to.equal(1);

@@ -4,6 +4,8 @@
 // changeOwner action, with standby copies to the conversation's standby Services.
 import { transaction } from '../db/tx/run.ts';
 import type { Transaction } from '../db/tx/transaction.ts';
+import { recordAudit } from '../audit/entries.ts';
+import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ServiceSchema, UserSchema, type Account, type Service, type User } from '../db/entities/index.ts';
@@ -16,6 +18,7 @@ import { changeOwnerPayload, type HandoverNote, type OwnerChangeInitiator } from
 export async function changeOwner(
   em: EntityManager,
   input: { account: Account; initiatedBy: OwnerChangeInitiator; userId: number; newOwnerIdentification: string },
+  audit?: AuditNote,
 ): Promise<{ user: User; changed: boolean }> {
   return transaction(em, async (tx) => {
     // Locked, so two changes at once announce two consistent transitions, not two from the same owner.
@@ -30,6 +33,14 @@ export async function changeOwner(
     if (newOwner.id === user.ownerServiceId) return { user, changed: false };
     const oldOwner = await tx.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
     await moveOwner(tx, { account: input.account, user, oldOwner, newOwner, initiatedBy: input.initiatedBy, handover: null });
+    if (audit) {
+      await recordAudit(tx.em, audit.context, {
+        action: audit.action,
+        accountId: user.accountId,
+        target: { userId: user.id },
+        changed: ['ownerServiceId'],
+      });
+    }
     return { user, changed: true };
   });
 }

@@ -18,7 +18,7 @@ export async function retryWaiting(em: EntityManager, serviceId: number): Promis
       returning d.id`,
     { serviceId },
   );
-  const rows = await em.getConnection().execute<Array<{ id: string }>>(sql, params);
+  const rows = await em.getConnection().execute<Array<{ id: string }>>(sql, params, 'all', em.getTransactionContext());
   return rows.length;
 }
 
@@ -35,6 +35,6 @@ export async function redeliver(em: EntityManager, id: string): Promise<Delivery
       returning ${LOG_COLUMNS}`,
     { id },
   );
-  const rows = await em.getConnection().execute<DeliveryLogEntry[]>(sql, params);
+  const rows = await em.getConnection().execute<DeliveryLogEntry[]>(sql, params, 'all', em.getTransactionContext());
   return rows[0] ?? null;
 }

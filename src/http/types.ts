@@ -5,6 +5,7 @@ import type { AppDeps } from '../deps.ts';
 import type { AuthenticatedOperator } from '../tenancy/operators.ts';
 import type { ClientCaller } from '../api/client/caller.ts';
 import type { ServiceCaller } from '../api/service/caller.ts';
+import type { DeclaredRoute } from '../api/admin/policy.ts';
 
 /** What middleware learns about one request as it passes down the chain. */
 export interface AppState {
@@ -12,6 +13,8 @@ export interface AppState {
   startedAt: bigint;
   log: Logger;
   operator?: AuthenticatedOperator;
+  /** The Admin route being served, as declared (api/admin/route.ts): its rule and audit action. */
+  adminRoute?: DeclaredRoute;
   client?: ClientCaller;
   service?: ServiceCaller;
   /** The content types this route reads as JSON (see middleware/body.ts). */

@@ -85,6 +85,8 @@ export async function savePushSettings<K extends PushKind>(
            updated_at = now()
      returning settings, (xmax = 0) as inserted`,
     [PUSH_KINDS[kind], JSON.stringify(secret === null ? input : { ...input, signingSecret: secret }), accountId],
+    'all',
+    em.getTransactionContext(),
   );
   const row = rows[0];
   if (!row) return null;
@@ -95,9 +97,11 @@ export async function savePushSettings<K extends PushKind>(
 export async function deletePushSettings(em: EntityManager, accountId: number, kind: PushKind): Promise<boolean> {
   const rows = await em
     .getConnection()
-    .execute<Array<{ account_id: number }>>(`delete from push_settings where account_id = ? and push_type = ? returning account_id`, [
-      accountId,
-      PUSH_KINDS[kind],
-    ]);
+    .execute<Array<{ account_id: number }>>(
+      `delete from push_settings where account_id = ? and push_type = ? returning account_id`,
+      [accountId, PUSH_KINDS[kind]],
+      'all',
+      em.getTransactionContext(),
+    );
   return rows.length > 0;
 }

@@ -4,7 +4,7 @@
 
 /**
  * What an operator may be granted, per account or everywhere. '*' grants all of them.
- * Which Admin route needs which is decided in one place: api/admin/policy.ts.
+ * Which Admin route needs which is its declaration's rule (api/admin/route.ts, policy.ts).
  */
 export const PERMISSIONS = [
   'accounts:create',
@@ -22,6 +22,8 @@ export const PERMISSIONS = [
   'deliveries:read',
   'deliveries:manage',
   'operators:manage',
+  /** The audit log: held on an account, that account's entries; everywhere, all of them (sign-ins too). */
+  'audit:read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -93,3 +93,19 @@ export async function listUsers(em: EntityManager, accountId: number, limit: num
     { orderBy: { id: 'desc' }, limit },
   );
 }
+
+export function findAccount(em: EntityManager, accountId: number): Promise<Account | null> {
+  return em.findOne(AccountSchema, { id: accountId });
+}
+
+/** An account a record names (a Service's, a user's): it exists, the foreign key says so. */
+export function getAccount(em: EntityManager, accountId: number): Promise<Account> {
+  return em.findOneOrFail(AccountSchema, { id: accountId });
+}
+
+/** By its public identification, or else the first account made (the demo page's). */
+export async function findAccountOrFirst(em: EntityManager, identification: string | undefined): Promise<Account | null> {
+  if (identification) return em.findOne(AccountSchema, { identification });
+  const [first] = await em.find(AccountSchema, {}, { orderBy: { id: 'asc' }, limit: 1 });
+  return first ?? null;
+}

@@ -16,6 +16,8 @@ import { DEFAULT_HASH_COST, dummyPasswordHash, hashPassword, needsRehash, verify
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
 import { notify, operatorChanged } from '../conversations/notices.ts';
 import { isPermission, type Grant } from './permissions.ts';
+import { recordAudit } from '../audit/entries.ts';
+import { operatorActor, type AuditContext, type AuditNote, type AuditRequest } from '../audit/context.ts';
 
 export interface AuthenticatedOperator {
   id: number;
@@ -77,6 +79,27 @@ export interface NewOperator {
 export interface SignInOrigin {
   address: string | null;
   userAgent: string | null;
+  /** The request's id, for the audit log. */
+  requestId?: string | null;
+}
+
+/** The audit context of a sign-in step: the operator it is for when known, the email tried otherwise. */
+export function signInContext(
+  from: SignInOrigin,
+  operator: Pick<Operator, 'id' | 'identifier' | 'email'> | null,
+  email?: string,
+): AuditContext {
+  const origin = { address: from.address, userAgent: from.userAgent, requestId: from.requestId ?? null };
+  if (operator && email === undefined) return { ...origin, actor: operatorActor(operator, null) };
+  return {
+    ...origin,
+    actor: {
+      kind: 'anonymous',
+      operator: operator ? { id: operator.id, identifier: operator.identifier, email: operator.email } : null,
+      sessionId: null,
+      email: email || null,
+    },
+  };
 }
 
 export interface LoginOptions extends SignInOrigin {
@@ -87,7 +110,10 @@ export interface LoginOptions extends SignInOrigin {
 }
 
 export type LoginResult =
-  { kind: 'session'; token: string; expiresAt: Date } | { kind: 'two-factor'; challenge: string; expiresAt: Date } | 'disabled' | null;
+  | { kind: 'session'; token: string; expiresAt: Date; sessionId: number }
+  | { kind: 'two-factor'; challenge: string; expiresAt: Date }
+  | 'disabled'
+  | null;
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -134,12 +160,18 @@ export async function startSession(
   operatorId: number,
   ttlSeconds: number,
   from: SignInOrigin,
-): Promise<{ kind: 'session'; token: string; expiresAt: Date }> {
+): Promise<{ kind: 'session'; token: string; expiresAt: Date; sessionId: number }> {
   const token = newToken('pat');
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
-  em.create(OperatorSessionSchema, { operatorId, tokenHash: sha256Hex(token), expiresAt, lastUsedAt: new Date(), ...origin(from) });
+  const session = em.create(OperatorSessionSchema, {
+    operatorId,
+    tokenHash: sha256Hex(token),
+    expiresAt,
+    lastUsedAt: new Date(),
+    ...origin(from),
+  });
   await em.flush();
-  return { kind: 'session', token, expiresAt };
+  return { kind: 'session', token, expiresAt, sessionId: session.id };
 }
 
 /**
@@ -152,19 +184,35 @@ export async function startSession(
 export async function login(em: EntityManager, email: string, password: string, options: LoginOptions): Promise<LoginResult> {
   const operator = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
   const matches = await verifyPassword(password, operator?.passwordHash ?? (await dummyPasswordHash(options.hashCost)));
-  if (!operator || !matches) return null;
-  if (operator.disabledAt) return 'disabled';
-  if (needsRehash(operator.passwordHash, options.hashCost)) {
-    operator.passwordHash = await hashPassword(password, options.hashCost);
+  if (!operator || !matches) {
+    // The email tried, and the operator it matched if any: a guesser shows up in the log.
+    await recordAudit(em, signInContext(options, operator, normalizeEmail(email).slice(0, 320)), {
+      action: 'sign_in.password',
+      outcome: 'failure',
+    });
+    return null;
   }
-  if (operator.totpEnabledAt) {
-    const challenge = newToken('ptc');
-    const expiresAt = new Date(Date.now() + options.challengeTtlSeconds * 1000);
-    em.create(OperatorLoginChallengeSchema, { operatorId: operator.id, tokenHash: sha256Hex(challenge), expiresAt, ...origin(options) });
-    await em.flush();
-    return { kind: 'two-factor', challenge, expiresAt };
+  if (operator.disabledAt) {
+    await recordAudit(em, signInContext(options, operator), { action: 'sign_in.password', outcome: 'refused' });
+    return 'disabled';
   }
-  return startSession(em, operator.id, options.ttlSeconds, options);
+  const passwordHash = needsRehash(operator.passwordHash, options.hashCost) ? await hashPassword(password, options.hashCost) : null;
+  return em.transactional(async (tx) => {
+    if (passwordHash) await tx.nativeUpdate(OperatorSchema, { id: operator.id }, { passwordHash });
+    const context = signInContext(options, operator);
+    if (operator.totpEnabledAt) {
+      const challenge = newToken('ptc');
+      const expiresAt = new Date(Date.now() + options.challengeTtlSeconds * 1000);
+      tx.create(OperatorLoginChallengeSchema, { operatorId: operator.id, tokenHash: sha256Hex(challenge), expiresAt, ...origin(options) });
+      await tx.flush();
+      // The password was right; the second step is recorded on its own.
+      await recordAudit(tx, context, { action: 'sign_in.password', target: { operatorId: operator.id }, changed: ['challenge'] });
+      return { kind: 'two-factor', challenge, expiresAt };
+    }
+    const session = await startSession(tx, operator.id, options.ttlSeconds, options);
+    await recordAudit(tx, context, { action: 'sign_in.password', target: { operatorId: operator.id, sessionId: session.sessionId } });
+    return session;
+  });
 }
 
 /** A session's last use is written at most this often, not at every request. */
@@ -234,9 +282,10 @@ export async function authenticateOperator(em: EntityManager, token: string): Pr
 }
 
 /** Signing out: the session's token is refused from now on, and its dashboard sockets end. */
-export async function endSession(em: EntityManager, operator: { id: number; sessionId: number }): Promise<void> {
+export async function endSession(em: EntityManager, operator: { id: number; sessionId: number }, audit: AuditRequest): Promise<void> {
   await transaction(em, async (tx) => {
     await tx.em.nativeDelete(OperatorSessionSchema, { id: operator.sessionId });
+    await recordAudit(tx.em, audit.context, { action: audit.action, target: { operatorId: operator.id, sessionId: operator.sessionId } });
     notify(tx, operatorChanged(operator.id));
   });
 }
@@ -264,11 +313,16 @@ export async function endSessions(em: EntityManager, operatorId: number, keep: n
 export async function changePassword(
   em: EntityManager,
   input: { operatorId: number; sessionId: number; currentPassword: string; newPassword: string; hashCost: number },
+  audit: AuditRequest,
 ): Promise<'changed' | 'wrong_password'> {
   const operator = await em.findOneOrFail(OperatorSchema, { id: input.operatorId });
-  if (!(await verifyPassword(input.currentPassword, operator.passwordHash))) return 'wrong_password';
+  if (!(await verifyPassword(input.currentPassword, operator.passwordHash))) {
+    await recordAudit(em, audit.context, { action: audit.action, target: { operatorId: operator.id }, outcome: 'failure' });
+    return 'wrong_password';
+  }
   const passwordHash = await hashPassword(input.newPassword, input.hashCost);
   await transaction(em, async (tx) => {
+    await recordAudit(tx.em, audit.context, { action: audit.action, target: { operatorId: operator.id }, changed: ['password'] });
     await tx.em.nativeUpdate(OperatorSchema, { id: operator.id }, { passwordHash });
     await endSessions(tx.em, operator.id, input.sessionId);
     await tx.em.nativeDelete(OperatorPasswordResetSchema, { operatorId: operator.id, usedAt: null });
@@ -294,7 +348,12 @@ export async function listOperators(em: EntityManager): Promise<OperatorWithGran
 }
 
 /** Replaces the operator's grants; null when there is no such operator. */
-export async function replaceGrants(em: EntityManager, operatorId: number, grants: Grant[]): Promise<OperatorWithGrants | null> {
+export async function replaceGrants(
+  em: EntityManager,
+  operatorId: number,
+  grants: Grant[],
+  audit?: AuditNote,
+): Promise<OperatorWithGrants | null> {
   return transaction(em, async (tx) => {
     const operator = await tx.em.findOne(OperatorSchema, { id: operatorId });
     if (!operator) return null;
@@ -303,6 +362,7 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
     for (const grant of unique.values()) tx.em.create(OperatorPermissionSchema, { operatorId, ...grant });
     // Their dashboard sockets hear only what the new grants allow.
     notify(tx, operatorChanged(operatorId));
+    if (audit) await recordAudit(tx.em, audit.context, { action: audit.action, target: { operatorId }, changed: ['grants'] });
     return { operator, grants: [...unique.values()] };
   });
 }
@@ -311,7 +371,12 @@ export async function replaceGrants(em: EntityManager, operatorId: number, grant
  * Disables or enables an operator; null when there is no such operator. Disabling also ends
  * their sessions, so enabling them again does not bring old tokens back.
  */
-export async function setOperatorDisabled(em: EntityManager, operatorId: number, disabled: boolean): Promise<OperatorWithGrants | null> {
+export async function setOperatorDisabled(
+  em: EntityManager,
+  operatorId: number,
+  disabled: boolean,
+  audit?: AuditNote,
+): Promise<OperatorWithGrants | null> {
   await transaction(em, async (tx) => {
     const operator = await tx.em.findOne(OperatorSchema, { id: operatorId });
     if (!operator) return;
@@ -322,7 +387,23 @@ export async function setOperatorDisabled(em: EntityManager, operatorId: number,
       await tx.em.nativeDelete(OperatorLoginChallengeSchema, { operatorId });
     }
     notify(tx, operatorChanged(operatorId));
+    if (audit) await recordAudit(tx.em, audit.context, { action: audit.action, target: { operatorId }, changed: ['disabled'] });
   });
   const [found] = (await listOperators(em.fork())).filter((o) => o.operator.id === operatorId);
   return found ?? null;
+}
+
+/** The operators an answer names (assignees, note authors), by display name or else email: pages show people, not ids. */
+export async function operatorNames(
+  em: EntityManager,
+  ids: Iterable<number | null>,
+): Promise<Array<{ id: number; name: string; avatarUrl: string | null }>> {
+  const wanted = [...new Set([...ids].filter((id): id is number => id !== null))];
+  if (wanted.length === 0) return [];
+  const found = await em.find(OperatorSchema, { id: { $in: wanted } }, { orderBy: { id: 'asc' } });
+  return found.map((o) => ({ id: o.id, name: o.displayName ?? o.email, avatarUrl: o.avatarUrl ?? null }));
+}
+
+export async function operatorExists(em: EntityManager, operatorId: number): Promise<boolean> {
+  return (await em.count(OperatorSchema, { id: operatorId })) > 0;
 }

@@ -5,7 +5,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { OperatorLoginChallengeSchema, OperatorPasswordResetSchema, OperatorSchema } from '../db/entities/index.ts';
 import { hashPassword } from '../security/passwords.ts';
 import { newToken, sha256Hex } from '../security/random.ts';
-import { endSessions } from './operators.ts';
+import { endSessions, signInContext, type SignInOrigin } from './operators.ts';
+import { recordAudit } from '../audit/entries.ts';
+import type { AuditRequest } from '../audit/context.ts';
 
 /**
  * The dashboard page that sets a new password with the token. The token travels in the
@@ -23,6 +25,7 @@ export async function createPasswordReset(
   em: EntityManager,
   operatorId: number,
   ttlSeconds: number,
+  audit: AuditRequest,
 ): Promise<{ token: string; expiresAt: Date } | null> {
   return em.transactional(async (tx) => {
     const operator = await tx.findOne(OperatorSchema, { id: operatorId });
@@ -31,6 +34,7 @@ export async function createPasswordReset(
     const token = newToken('prt');
     const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
     tx.create(OperatorPasswordResetSchema, { operatorId, tokenHash: sha256Hex(token), expiresAt });
+    await recordAudit(tx, audit.context, { action: audit.action, target: { operatorId } });
     return { token, expiresAt };
   });
 }
@@ -40,7 +44,10 @@ export async function createPasswordReset(
  * ends, and sign-ins waiting for a second step with it. Two-factor sign-in stays as it was.
  * False for an unknown, expired or used token.
  */
-export async function resetPassword(em: EntityManager, input: { token: string; password: string; hashCost: number }): Promise<boolean> {
+export async function resetPassword(
+  em: EntityManager,
+  input: { token: string; password: string; hashCost: number; origin: SignInOrigin },
+): Promise<boolean> {
   const passwordHash = await hashPassword(input.password, input.hashCost);
   return em.transactional(async (tx) => {
     // Locked, and the conditions checked again after the lock: two requests with one token cannot both succeed.
@@ -49,9 +56,18 @@ export async function resetPassword(em: EntityManager, input: { token: string; p
       { tokenHash: sha256Hex(input.token), usedAt: null, expiresAt: { $gt: new Date() } },
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
-    if (!reset) return false;
+    if (!reset) {
+      await recordAudit(tx, signInContext(input.origin, null, ''), { action: 'password_reset.use', outcome: 'failure' });
+      return false;
+    }
     reset.usedAt = new Date();
     const operatorId = reset.operatorId;
+    const operator = await tx.findOneOrFail(OperatorSchema, { id: operatorId });
+    await recordAudit(tx, signInContext(input.origin, operator, ''), {
+      action: 'password_reset.use',
+      target: { operatorId },
+      changed: ['password'],
+    });
     await tx.nativeUpdate(OperatorSchema, { id: operatorId }, { passwordHash });
     await endSessions(tx, operatorId);
     await tx.nativeDelete(OperatorLoginChallengeSchema, { operatorId });

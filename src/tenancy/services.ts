@@ -1,6 +1,8 @@
 // Services: the backends attached to an account. Creating one issues its first API key;
 // the first Service of an account becomes the account's default.
 import { transaction } from '../db/tx/run.ts';
+import { recordAudit } from '../audit/entries.ts';
+import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
@@ -30,7 +32,12 @@ export interface CreatedService {
 }
 
 /** Returns null when the account does not exist. */
-export async function createService(em: EntityManager, accountId: number, input: NewService): Promise<CreatedService | null> {
+export async function createService(
+  em: EntityManager,
+  accountId: number,
+  input: NewService,
+  audit?: AuditNote,
+): Promise<CreatedService | null> {
   return transaction(em, async (tx) => {
     // The row lock makes "first Service becomes default" hold when two are created at once.
     const account = await tx.em.findOne(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -50,6 +57,13 @@ export async function createService(em: EntityManager, accountId: number, input:
       notify(tx, accountChanged(accountId));
     }
     await tx.em.flush();
+    if (audit)
+      await recordAudit(tx.em, audit.context, {
+        action: audit.action,
+        accountId,
+        target: { serviceId: service.id },
+        changed: audit.changed,
+      });
     return { service, apiKey, isDefault };
   });
 }
@@ -102,7 +116,12 @@ export interface ServiceChanges {
 }
 
 /** Returns null when the Service does not exist. */
-export async function updateService(em: EntityManager, serviceId: number, changes: ServiceChanges): Promise<Service | null> {
+export async function updateService(
+  em: EntityManager,
+  serviceId: number,
+  changes: ServiceChanges,
+  audit?: AuditNote,
+): Promise<Service | null> {
   return transaction(em, async (tx) => {
     const service = await tx.em.findOne(ServiceSchema, { id: serviceId });
     if (!service) return null;
@@ -127,6 +146,14 @@ export async function updateService(em: EntityManager, serviceId: number, change
     }
     // A Service disabled (or enabled) by an operator is refused (or served) at once on every node.
     notify(tx, accountChanged(service.accountId));
+    if (audit) {
+      await recordAudit(tx.em, audit.context, {
+        action: audit.action,
+        accountId: service.accountId,
+        target: { serviceId },
+        changed: audit.changed,
+      });
+    }
     return service;
   });
 }
@@ -151,13 +178,21 @@ export async function listApiKeys(em: EntityManager, serviceId: number): Promise
  * Revoked at once: the next request with it is refused, on every node (the account notice
  * drops the keys nodes keep, api/service/caller.ts). Null when the Service has no such key.
  */
-export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number): Promise<ServiceApiKey | null> {
+export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: number, audit?: AuditNote): Promise<ServiceApiKey | null> {
   return transaction(em, async (tx) => {
     const key = await tx.em.findOne(ServiceApiKeySchema, { id: keyId, serviceId });
     const service = await tx.em.findOne(ServiceSchema, { id: serviceId });
     if (!key || !service) return null;
     key.revokedAt ??= new Date();
     notify(tx, accountChanged(service.accountId));
+    if (audit) {
+      await recordAudit(tx.em, audit.context, {
+        action: audit.action,
+        accountId: service.accountId,
+        target: { serviceId, keyId },
+        changed: ['revokedAt'],
+      });
+    }
     return key;
   });
 }
@@ -172,4 +207,9 @@ export async function rotateSigningSecret(em: EntityManager, service: Service, g
   service.signingSecret = newSigningSecret();
   await em.flush();
   return service;
+}
+
+/** A Service a record names (a user's owner): it exists, the foreign key says so. */
+export function getService(em: EntityManager, serviceId: number): Promise<Service> {
+  return em.findOneOrFail(ServiceSchema, { id: serviceId });
 }

@@ -5,7 +5,8 @@ import { ForeignKeyConstraintViolationException, LockMode, UniqueConstraintViola
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { OperatorLoginChallengeSchema, OperatorSchema, OperatorSessionSchema, type Operator } from '../db/entities/index.ts';
 import { newToken, sha256Hex } from '../security/random.ts';
-import { createOperator, normalizeEmail, startSession, type SignInOrigin } from './operators.ts';
+import { createOperator, normalizeEmail, signInContext, startSession, type SignInOrigin } from './operators.ts';
+import { recordAudit } from '../audit/entries.ts';
 import type { Grant } from './permissions.ts';
 
 /** How long the one-time code of a finished sign-in may wait for the dashboard. */
@@ -86,8 +87,28 @@ export async function exchangeSsoCode(
       const expiresAt = new Date(Date.now() + options.challengeTtlSeconds * 1000);
       tx.create(OperatorLoginChallengeSchema, { operatorId: operator.id, tokenHash: sha256Hex(challenge), expiresAt, ...from });
       await tx.flush();
+      await recordAudit(tx, signInContext(options, operator), {
+        action: 'sign_in.sso',
+        target: { operatorId: operator.id },
+        changed: ['challenge'],
+      });
       return { kind: 'two-factor', challenge, expiresAt };
     }
-    return startSession(tx, operator.id, options.ttlSeconds, from);
+    const session = await startSession(tx, operator.id, options.ttlSeconds, from);
+    await recordAudit(tx, signInContext(options, operator), {
+      action: 'sign_in.sso',
+      target: { operatorId: operator.id, sessionId: session.sessionId },
+    });
+    return session;
+  });
+}
+
+/** A single sign-on the provider or Palaver refused: why, and the email the provider vouched for if any. */
+export async function recordSsoRefusal(em: EntityManager, from: SignInOrigin, email: string | null, reason: string): Promise<void> {
+  const operator = email ? await em.findOne(OperatorSchema, { email: normalizeEmail(email) }) : null;
+  await recordAudit(em, signInContext(from, operator, email ? normalizeEmail(email).slice(0, 320) : ''), {
+    action: 'sign_in.sso',
+    target: { reason },
+    outcome: 'refused',
   });
 }

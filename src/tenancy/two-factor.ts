@@ -6,7 +6,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Secret, TOTP } from 'otpauth';
 import { OperatorLoginChallengeSchema, OperatorRecoveryCodeSchema, OperatorSchema, type Operator } from '../db/entities/index.ts';
 import { sha256Hex } from '../security/random.ts';
-import { endSessions, startSession, type SignInOrigin } from './operators.ts';
+import { endSessions, signInContext, startSession, type SignInOrigin } from './operators.ts';
+import { recordAudit } from '../audit/entries.ts';
 
 const PERIOD = 30;
 export const RECOVERY_CODE_COUNT = 10;
@@ -165,8 +166,8 @@ export async function challengeOperator(em: EntityManager, challenge: string): P
  */
 export async function completeTwoFactorLogin(
   em: EntityManager,
-  input: { challenge: string; code: string; ttlSeconds: number },
-): Promise<{ kind: 'session'; token: string; expiresAt: Date } | 'invalid_code' | null> {
+  input: { challenge: string; code: string; ttlSeconds: number; origin: SignInOrigin },
+): Promise<{ kind: 'session'; token: string; expiresAt: Date; sessionId: number } | 'invalid_code' | null> {
   return em.transactional(async (tx) => {
     const row = await tx.findOne(
       OperatorLoginChallengeSchema,
@@ -176,10 +177,17 @@ export async function completeTwoFactorLogin(
     if (!row) return null;
     const operator = await tx.findOne(OperatorSchema, { id: row.operatorId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!operator || operator.disabledAt || !operator.totpEnabledAt) return null;
-    if (!(await verifySecondFactor(tx, operator, input.code))) return 'invalid_code';
+    const action = isTotpCode(input.code) ? 'sign_in.two_factor' : 'sign_in.recovery_code';
+    const context = signInContext(input.origin, operator);
+    if (!(await verifySecondFactor(tx, operator, input.code))) {
+      await recordAudit(tx, context, { action, target: { operatorId: operator.id }, outcome: 'failure' });
+      return 'invalid_code';
+    }
     const from: SignInOrigin = { address: row.address ?? null, userAgent: row.userAgent ?? null };
     tx.remove(row);
-    return startSession(tx, operator.id, input.ttlSeconds, from);
+    const session = await startSession(tx, operator.id, input.ttlSeconds, from);
+    await recordAudit(tx, context, { action, target: { operatorId: operator.id, sessionId: session.sessionId } });
+    return session;
   });
 }
 

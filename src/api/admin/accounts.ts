@@ -1,82 +1,167 @@
-import { createAccount, findAccountOverview, listAccounts, rotateAuthorizationSecret, updateAccount } from '../../tenancy/accounts.ts';
+import type { AdminRoute } from './route.ts';
+import { rule, SENDS_CONTENT } from './policy.ts';
+import {
+  createAccount,
+  findAccountOverview,
+  listAccounts,
+  rotateAuthorizationSecret,
+  updateAccount,
+  findAccount,
+} from '../../tenancy/accounts.ts';
 import { createService } from '../../tenancy/services.ts';
 import { changeDefaultService } from '../../tenancy/default-service.ts';
-import { AccountSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
-import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview, presentAuthorizationSecret, presentCreatedAccount } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
+import { audited, sentFields } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize, authorizeListing } from './auth.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
 
-export function accountRoutes(router: AppRouter): void {
-  router.get('/accounts', async (ctx) => {
-    const readable = authorizeListing(ctx, 'GET /accounts');
-    const accounts = await listAccounts(ctx.deps.db.orm.em, readable);
-    respond(ctx, { data: accounts.map(presentAccount) });
-  });
-
-  router.post('/accounts', async (ctx) => {
-    authorize(ctx, 'POST /accounts');
-    const body = parseBody(ctx, createAccountBody);
-    const account = await createAccount(ctx.deps.db.orm.em, body);
-    respond(ctx, { data: presentCreatedAccount(account) }, 201);
-  });
-
-  router.get('/accounts/:accountId', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId', accountId);
-    const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
-    if (!overview) throw notFound('account_not_found');
-    respond(ctx, { data: presentAccountOverview(overview.account, overview.services, overview.inbox) });
-  });
-
-  router.patch('/accounts/:accountId', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'PATCH /accounts/:accountId', accountId);
-    const body = parseBody(ctx, updateAccountBody);
-    // Requiring a second factor without one would withhold the operator's own grants at once.
-    if (body.requireTwoFactor && !ctx.state.operator?.twoFactorEnabled) throw conflict('two_factor_not_enabled');
-    const account = await updateAccount(ctx.deps.db.orm.em, accountId, body);
-    if (!account) throw notFound('account_not_found');
-    respond(ctx, { data: presentAccount(account) });
-  });
-
-  router.post('/accounts/:accountId/authorization-secret', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'POST /accounts/:accountId/authorization-secret', accountId);
-    const em = ctx.deps.db.orm.em.fork();
-    const account = await em.findOne(AccountSchema, { id: accountId });
-    if (!account) throw notFound('account_not_found');
-    const rotated = await rotateAuthorizationSecret(em, account, ctx.deps.config.client.authorizationSecretGraceSeconds);
-    respond(ctx, { data: presentAuthorizationSecret(rotated) });
-  });
-
-  router.put('/accounts/:accountId/default-service', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'PUT /accounts/:accountId/default-service', accountId);
-    const body = parseBody(ctx, defaultServiceBody);
-    const operator = ctx.state.operator;
-    if (!operator) throw new Error('requireOperator() must run before admin routes');
-    const { changed } = await changeDefaultService(ctx.deps.db.orm.em, {
-      accountId,
-      serviceIdentification: body.serviceIdentification,
-      operatorIdentifier: operator.identifier,
-    });
-    const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
-    if (!overview) throw notFound('account_not_found');
-    respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services, overview.inbox), changed } });
-  });
-
-  router.post('/accounts/:accountId/services', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'POST /accounts/:accountId/services', accountId);
-    const body = parseBody(ctx, createServiceBody);
-    const created = await createService(ctx.deps.db.orm.em, accountId, body);
-    if (!created) throw notFound('account_not_found');
-    const defaultServiceId = created.isDefault ? created.service.id : null;
-    respond(ctx, { data: presentCreatedService(created.service, defaultServiceId, created.apiKey) }, 201);
-  });
-}
+export const accountRoutes: AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/accounts',
+    rule: rule('listing', 'accounts:read'),
+    summary: 'Accounts the operator may read, by name',
+    handler: async (ctx) => {
+      const readable = authorizeListing(ctx);
+      const accounts = await listAccounts(ctx.deps.db.orm.em, readable);
+      respond(ctx, { data: accounts.map(presentAccount) });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts',
+    rule: rule('everywhere', 'accounts:create'),
+    audit: 'account.create',
+    summary: 'Create an account',
+    body: createAccountBody,
+    status: 201,
+    handler: async (ctx) => {
+      authorize(ctx);
+      const body = parseBody(ctx, createAccountBody);
+      const account = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => createAccount(tx, body),
+        (a) => ({ accountId: a.id, target: { accountId: a.id }, changed: sentFields(body) }),
+      );
+      respond(ctx, { data: presentCreatedAccount(account) }, 201);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:accountId',
+    rule: rule('account', 'accounts:read'),
+    summary: 'An account with its Services',
+    params: accountIdParams,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
+      if (!overview) throw notFound('account_not_found');
+      respond(ctx, { data: presentAccountOverview(overview.account, overview.services, overview.inbox) });
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/:accountId',
+    rule: rule('account', 'accounts:edit'),
+    audit: 'account.update',
+    summary: 'Name, welcome and sticky messages, allowed widget origins',
+    params: accountIdParams,
+    body: updateAccountBody,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, updateAccountBody);
+      // Requiring a second factor without one would withhold the operator's own grants at once.
+      if (body.requireTwoFactor && !ctx.state.operator?.twoFactorEnabled) throw conflict('two_factor_not_enabled');
+      const account = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => updateAccount(tx, accountId, body),
+        (a) => a && { accountId, target: { accountId }, changed: sentFields(body) },
+      );
+      if (!account) throw notFound('account_not_found');
+      respond(ctx, { data: presentAccount(account) });
+    },
+  },
+  // The new secret is shown in the answer, and whoever holds it can sign in as any customer.
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/authorization-secret',
+    rule: rule('account', 'accounts:edit', SENDS_CONTENT),
+    audit: 'account.rotate_authorization_secret',
+    summary: "Rotate the account's authorization secret: the new one is shown once; the old one verifies headers for a grace period",
+    params: accountIdParams,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const em = ctx.deps.db.orm.em.fork();
+      const rotated = await audited(
+        em,
+        auditRequest(ctx),
+        async (tx) => {
+          const account = await findAccount(tx, accountId);
+          return account && rotateAuthorizationSecret(tx, account, ctx.deps.config.client.authorizationSecretGraceSeconds);
+        },
+        (a) => a && { accountId, target: { accountId }, changed: ['authorizationSecret'] },
+      );
+      if (!rotated) throw notFound('account_not_found');
+      respond(ctx, { data: presentAuthorizationSecret(rotated) });
+    },
+  },
+  // New conversations go to the default Service's webhook.
+  {
+    method: 'PUT',
+    path: '/accounts/:accountId/default-service',
+    rule: rule('account', 'services:edit', SENDS_CONTENT),
+    audit: 'account.set_default_service',
+    summary: 'Change the default Service (changeDefaultService action)',
+    params: accountIdParams,
+    body: defaultServiceBody,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, defaultServiceBody);
+      const operator = ctx.state.operator;
+      if (!operator) throw new Error('requireOperator() must run before admin routes');
+      const { changed } = await changeDefaultService(
+        ctx.deps.db.orm.em,
+        {
+          accountId,
+          serviceIdentification: body.serviceIdentification,
+          operatorIdentifier: operator.identifier,
+        },
+        auditRequest(ctx),
+      );
+      const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
+      if (!overview) throw notFound('account_not_found');
+      respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services, overview.inbox), changed } });
+    },
+  },
+  // The answer holds the new Service's first API key (and it may name a webhook URL).
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/services',
+    rule: rule('account', 'services:edit', SENDS_CONTENT),
+    audit: 'service.create',
+    summary: 'Attach a Service; answers its API key once',
+    params: accountIdParams,
+    body: createServiceBody,
+    status: 201,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, createServiceBody);
+      const created = await createService(ctx.deps.db.orm.em, accountId, body, { ...auditRequest(ctx), changed: sentFields(body) });
+      if (!created) throw notFound('account_not_found');
+      const defaultServiceId = created.isDefault ? created.service.id : null;
+      respond(ctx, { data: presentCreatedService(created.service, defaultServiceId, created.apiKey) }, 201);
+    },
+  },
+];

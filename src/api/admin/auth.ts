@@ -3,7 +3,8 @@ import { authenticateOperator } from '../../tenancy/operators.ts';
 import { allowsAll, allowsSomewhere, type Grant } from '../../tenancy/permissions.ts';
 import { forbidden, unauthorized, type AppError } from '../../errors.ts';
 import type { AppContext, AppContextExtras, AppState } from '../../http/types.ts';
-import { ADMIN_POLICY, type AdminRoute, type Rule } from './policy.ts';
+import type { Rule } from './policy.ts';
+import { routeName } from './route.ts';
 
 /** `Authorization: Bearer <token>` from POST /adminApi/login. */
 export function requireOperator(): Middleware<AppState, AppContextExtras> {
@@ -17,24 +18,21 @@ export function requireOperator(): Middleware<AppState, AppContextExtras> {
   };
 }
 
-/** The rule of the route being served; a handler naming another route's rule is a bug. */
-function ruleOf(ctx: AppContext, route: AdminRoute): { rule: Rule; grants: readonly Grant[] } {
+/** The rule of the route being served (its declaration, which routers.ts puts in the state). */
+function ruleOf(ctx: AppContext): { rule: Rule; grants: readonly Grant[]; route: string } {
   const operator = ctx.state.operator;
   if (!operator) throw unauthorized('missing_token');
-  const [method, path] = route.split(' ');
-  const served = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-  if (served !== method || ctx._matchedRoute !== `/adminApi${path}`) {
-    throw new Error(`${ctx.method} ${String(ctx._matchedRoute)} asked for the rule of ${route}`);
-  }
-  return { rule: ADMIN_POLICY[route], grants: operator.grants };
+  const declared = ctx.state.adminRoute;
+  if (!declared || declared.rule === 'public') throw new Error(`${ctx.method} ${String(ctx._matchedRoute)} has no rule to check`);
+  return { rule: declared.rule, grants: operator.grants, route: routeName(declared) };
 }
 
 /**
- * Asserts the signed-in operator may call `route` (policy.ts): everywhere, or on the account
+ * Asserts the signed-in operator may call the route being served (its rule, policy.ts): everywhere, or on the account
  * named in the path. 403 permission_denied otherwise.
  */
-export function authorize(ctx: AppContext, route: AdminRoute, accountId: number | null = null): void {
-  const { rule, grants } = ruleOf(ctx, route);
+export function authorize(ctx: AppContext, accountId: number | null = null): void {
+  const { rule, grants, route } = ruleOf(ctx);
   if (rule.scope === 'record') throw new Error(`${route} names a record: authorizeRecord()`);
   if (rule.scope === 'listing') throw new Error(`${route} lists accounts: authorizeListing()`);
   if (rule.scope === 'account' && accountId === null) throw new Error(`${route} needs the account of its path`);
@@ -47,8 +45,8 @@ export function authorize(ctx: AppContext, route: AdminRoute, accountId: number 
  * A `listing` route: 403 unless the permissions are held on some account (or everywhere);
  * otherwise which accounts the answer may show (null: every account).
  */
-export function authorizeListing(ctx: AppContext, route: AdminRoute): number[] | null {
-  const { rule, grants } = ruleOf(ctx, route);
+export function authorizeListing(ctx: AppContext): number[] | null {
+  const { rule, grants, route } = ruleOf(ctx);
   if (rule.scope !== 'listing') throw new Error(`${route} lists nothing: authorize()`);
   if (!allowsSomewhere(grants, rule.permissions)) throw forbidden('permission_denied');
   if (allowsAll(grants, rule.permissions, null)) return null;
@@ -63,12 +61,11 @@ export function authorizeListing(ctx: AppContext, route: AdminRoute): number[] |
  */
 export async function authorizeRecord<T>(
   ctx: AppContext,
-  route: AdminRoute,
   load: () => Promise<T | null>,
   accountOf: (record: T) => number,
   unknown: () => AppError,
 ): Promise<T> {
-  const { rule, grants } = ruleOf(ctx, route);
+  const { rule, grants, route } = ruleOf(ctx);
   if (rule.scope !== 'record') throw new Error(`${route} names no record: authorize()`);
   if (!allowsSomewhere(grants, rule.permissions)) throw forbidden('permission_denied');
   const record = await load();
@@ -77,11 +74,11 @@ export async function authorizeRecord<T>(
 }
 
 /**
- * The rule's `fields` (policy.ts): each field the validated body sends needs its permissions on
+ * The route's `fields` rule (policy.ts): each field the validated body sends needs its permissions on
  * the account too, once the route's own rule allowed the call. 403 permission_denied otherwise.
  */
-export function authorizeFields(ctx: AppContext, route: AdminRoute, accountId: number, body: object): void {
-  const { rule, grants } = ruleOf(ctx, route);
+export function authorizeFields(ctx: AppContext, accountId: number, body: object): void {
+  const { rule, grants, route } = ruleOf(ctx);
   if (!rule.fields) throw new Error(`${route} has no field rules`);
   const sent = Object.entries(body).filter(([, value]) => value !== undefined);
   const needed = sent.flatMap(([field]) => rule.fields?.[field] ?? []);

@@ -1,19 +1,24 @@
 // The team inbox (docs/dashboard.md): its views, a conversation's state (assignee, status),
 // private notes, the timeline, what the team has read, and the account's canned replies.
+import { getAccount } from '../../tenancy/accounts.ts';
+import { operatorNames } from '../../tenancy/operators.ts';
+import { usersById, recentDevices, findAccountUser } from '../../conversations/lookups.ts';
+import type { AdminRoute } from './route.ts';
+import { rule } from './policy.ts';
 import { addNote, changeAssignee, changeStatus, conversationState, inboxPage, markRead, timeline } from '../../conversations/inbox.ts';
 import { createCannedReply, deleteCannedReply, listCannedReplies, updateCannedReply } from '../../tenancy/canned-replies.ts';
 import { findInbox } from '../../tenancy/services.ts';
 import { allows } from '../../tenancy/permissions.ts';
 import type { AuthenticatedOperator } from '../../tenancy/operators.ts';
-import { AccountSchema, DeviceSchema, OperatorSchema, UserSchema } from '../../db/entities/index.ts';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { changeOwner } from '../../conversations/owners.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, forbidden, notFound } from '../../errors.ts';
-import type { AppContext, AppRouter } from '../../http/types.ts';
+import type { AppContext } from '../../http/types.ts';
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentCannedReply, presentConversationState, presentInboxRow, presentTimelineEvent } from '../../presenters/inbox.ts';
+import { audited, sentFields } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
 import {
   accountIdParams,
@@ -30,184 +35,291 @@ import {
   timelineQuery,
 } from './schema.ts';
 
-/** The operators an answer names (assignees, note authors), by display name or else email: the page shows people, not ids. */
-async function namedOperators(em: EntityManager, ids: Iterable<number | null>) {
-  const wanted = [...new Set([...ids].filter((id): id is number => id !== null))];
-  if (wanted.length === 0) return [];
-  const found = await em.find(OperatorSchema, { id: { $in: wanted } }, { orderBy: { id: 'asc' } });
-  return found.map((o) => ({ id: o.id, name: o.displayName ?? o.email, avatarUrl: o.avatarUrl ?? null }));
-}
-
 function signedIn(ctx: AppContext): AuthenticatedOperator {
   const operator = ctx.state.operator;
   if (!operator) throw new Error('requireOperator() must run before admin routes');
   return operator;
 }
 
-export function inboxRoutes(router: AppRouter): void {
-  router.get('/accounts/:accountId/inbox', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId/inbox', accountId);
-    const query = parseQuery(ctx, inboxQuery);
-    const em = ctx.deps.db.orm.em;
-    const inbox = await findInbox(em, accountId);
-    if (!inbox) throw conflict('account_has_no_inbox');
-    const page = await inboxPage(em, {
-      accountId,
-      inboxServiceId: inbox.id,
-      operatorId: signedIn(ctx).id,
-      view: query.view,
-      limit: query.limit,
-      after: query.after,
-      search: query.q,
-    });
-    const users = new Map(
-      (await em.find(UserSchema, { id: { $in: page.rows.map((r) => r.state.userId) } })).map((u) => [u.id, u] as const),
-    );
-    respond(ctx, {
-      data: page.rows.flatMap((row) => {
-        const user = users.get(row.state.userId);
-        return user ? [presentInboxRow(user, row.state, row.unread)] : [];
-      }),
-      extra: {
-        paging: { after: page.next ? inboxCursorText(page.next) : null },
-        operators: await namedOperators(
-          em,
-          page.rows.map((r) => r.state.assigneeId),
-        ),
-      },
-    });
-  });
-
-  router.get('/accounts/:accountId/users/:userId/timeline', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'GET /accounts/:accountId/users/:userId/timeline', accountId);
-    const query = parseQuery(ctx, timelineQuery);
-    const em = ctx.deps.db.orm.em;
-    const state = await conversationState(em, accountId, userId);
-    const events = state ? await timeline(em, accountId, userId, query.limit, query.before) : null;
-    if (!state || !events) throw notFound('user_not_found');
-    const oldest = events.length === query.limit ? events[events.length - 1] : undefined;
-    respond(ctx, {
-      data: events.map(presentTimelineEvent),
-      extra: {
-        state: presentConversationState(state),
-        paging: { before: oldest?.id ?? null },
-        // Who the customer is, for the side panel: their devices (type, version, page address), newest first.
-        devices: (await em.find(DeviceSchema, { accountId, userId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 5 })).map(
-          (d) => ({
+export const inboxRoutes: AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/inbox',
+    rule: rule('account', 'conversations:read'),
+    summary: 'The team inbox: a view (mine, unassigned, open, bots, resolved), longest-waiting customer first, unread counts; q searches',
+    params: accountIdParams,
+    query: inboxQuery,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const query = parseQuery(ctx, inboxQuery);
+      const em = ctx.deps.db.orm.em;
+      const inbox = await findInbox(em, accountId);
+      if (!inbox) throw conflict('account_has_no_inbox');
+      const page = await inboxPage(em, {
+        accountId,
+        inboxServiceId: inbox.id,
+        operatorId: signedIn(ctx).id,
+        view: query.view,
+        limit: query.limit,
+        after: query.after,
+        search: query.q,
+      });
+      const users = await usersById(
+        em,
+        page.rows.map((r) => r.state.userId),
+      );
+      respond(ctx, {
+        data: page.rows.flatMap((row) => {
+          const user = users.get(row.state.userId);
+          return user ? [presentInboxRow(user, row.state, row.unread)] : [];
+        }),
+        extra: {
+          paging: { after: page.next ? inboxCursorText(page.next) : null },
+          operators: await operatorNames(
+            em,
+            page.rows.map((r) => r.state.assigneeId),
+          ),
+        },
+      });
+    },
+  },
+  // Notes and status lines are the conversation's content.
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/users/:userId/timeline',
+    rule: rule('account', 'conversations:read'),
+    summary: "A conversation's team state and timeline lines (private notes, status and assignee changes), newest first",
+    params: accountUserParams,
+    query: timelineQuery,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const query = parseQuery(ctx, timelineQuery);
+      const em = ctx.deps.db.orm.em;
+      const state = await conversationState(em, accountId, userId);
+      const events = state ? await timeline(em, accountId, userId, query.limit, query.before) : null;
+      if (!state || !events) throw notFound('user_not_found');
+      const oldest = events.length === query.limit ? events[events.length - 1] : undefined;
+      respond(ctx, {
+        data: events.map(presentTimelineEvent),
+        extra: {
+          state: presentConversationState(state),
+          paging: { before: oldest?.id ?? null },
+          // Who the customer is, for the side panel: their devices (type, version, page address), newest first.
+          devices: (await recentDevices(em, accountId, userId, 5)).map((d) => ({
             type: (['android', 'ios', 'web', 'generic'] as const)[d.type - 1] ?? 'generic',
             version: d.version ?? null,
             pageAddress: d.referer ?? null,
             createdAt: d.createdAt.toISOString(),
-          }),
-        ),
-        operators: await namedOperators(em, [
-          state.assigneeId,
-          ...events.flatMap((e) => [
-            e.operatorId,
-            typeof e.data?.to === 'number' ? e.data.to : null,
-            typeof e.data?.from === 'number' ? e.data.from : null,
+          })),
+          operators: await operatorNames(em, [
+            state.assigneeId,
+            ...events.flatMap((e) => [
+              e.operatorId,
+              typeof e.data?.to === 'number' ? e.data.to : null,
+              typeof e.data?.from === 'number' ? e.data.from : null,
+            ]),
           ]),
-        ]),
-      },
-    });
-  });
-
-  router.put('/accounts/:accountId/users/:userId/assignee', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'PUT /accounts/:accountId/users/:userId/assignee', accountId);
-    const body = parseBody(ctx, assigneeBody);
-    const me = signedIn(ctx);
-    // Oneself (or nobody instead of oneself) with conversations:reply; anyone else needs conversations:assign.
-    const onlyMe = (id: number | null) => id === null || id === me.id;
-    if (!(onlyMe(body.assigneeId) && onlyMe(body.expectedAssigneeId)) && !allows(me.grants, 'conversations:assign', accountId)) {
-      throw forbidden('permission_denied');
-    }
-    const state = await changeAssignee(ctx.deps.db.orm.em, {
-      accountId,
-      userId,
-      operatorId: me.id,
-      assigneeId: body.assigneeId,
-      expectedAssigneeId: body.expectedAssigneeId,
-    });
-    respond(ctx, { data: presentConversationState(state) });
-  });
-
-  router.put('/accounts/:accountId/users/:userId/status', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'PUT /accounts/:accountId/users/:userId/status', accountId);
-    const body = parseBody(ctx, statusBody);
-    const state = await changeStatus(ctx.deps.db.orm.em, {
-      accountId,
-      userId,
-      operatorId: signedIn(ctx).id,
-      status: body.status,
-      snoozedUntil: body.snoozedUntil ? new Date(body.snoozedUntil) : null,
-      expectedStatus: body.expectedStatus,
-    });
-    respond(ctx, { data: presentConversationState(state) });
-  });
-
-  router.post('/accounts/:accountId/users/:userId/notes', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'POST /accounts/:accountId/users/:userId/notes', accountId);
-    const body = parseBody(ctx, noteBody);
-    const note = await addNote(ctx.deps.db.orm.em, { accountId, userId, operatorId: signedIn(ctx).id, text: body.text });
-    respond(ctx, { data: presentTimelineEvent(note) }, 201);
-  });
-
-  router.put('/accounts/:accountId/users/:userId/read', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'PUT /accounts/:accountId/users/:userId/read', accountId);
-    const body = parseBody(ctx, readBody);
-    const state = await markRead(ctx.deps.db.orm.em, accountId, userId, body.messageId);
-    respond(ctx, { data: presentConversationState(state) });
-  });
-
+        },
+      });
+    },
+  },
+  // Assigning another operator (not oneself) also needs conversations:assign, checked in the route.
+  {
+    method: 'PUT',
+    path: '/accounts/:accountId/users/:userId/assignee',
+    rule: rule('account', 'conversations:reply'),
+    summary: 'Assign (compare-and-set: 409 assignee_changed); another operator than oneself needs conversations:assign',
+    params: accountUserParams,
+    body: assigneeBody,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, assigneeBody);
+      const me = signedIn(ctx);
+      // Oneself (or nobody instead of oneself) with conversations:reply; anyone else needs conversations:assign.
+      const onlyMe = (id: number | null) => id === null || id === me.id;
+      if (!(onlyMe(body.assigneeId) && onlyMe(body.expectedAssigneeId)) && !allows(me.grants, 'conversations:assign', accountId)) {
+        throw forbidden('permission_denied');
+      }
+      const state = await changeAssignee(ctx.deps.db.orm.em, {
+        accountId,
+        userId,
+        operatorId: me.id,
+        assigneeId: body.assigneeId,
+        expectedAssigneeId: body.expectedAssigneeId,
+      });
+      respond(ctx, { data: presentConversationState(state) });
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/accounts/:accountId/users/:userId/status',
+    rule: rule('account', 'conversations:reply'),
+    summary: 'Open, snooze (until a time or the next customer message) or resolve; optional compare-and-set (409 status_changed)',
+    params: accountUserParams,
+    body: statusBody,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, statusBody);
+      const state = await changeStatus(ctx.deps.db.orm.em, {
+        accountId,
+        userId,
+        operatorId: signedIn(ctx).id,
+        status: body.status,
+        snoozedUntil: body.snoozedUntil ? new Date(body.snoozedUntil) : null,
+        expectedStatus: body.expectedStatus,
+      });
+      respond(ctx, { data: presentConversationState(state) });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/users/:userId/notes',
+    rule: rule('account', 'conversations:reply'),
+    summary: 'A private note between operators: never shown to the customer, in a webhook or a push',
+    params: accountUserParams,
+    body: noteBody,
+    status: 201,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, noteBody);
+      const note = await addNote(ctx.deps.db.orm.em, { accountId, userId, operatorId: signedIn(ctx).id, text: body.text });
+      respond(ctx, { data: presentTimelineEvent(note) }, 201);
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/accounts/:accountId/users/:userId/read',
+    rule: rule('account', 'conversations:read'),
+    summary: 'The team has read the conversation up to this message',
+    params: accountUserParams,
+    body: readBody,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, readBody);
+      const state = await markRead(ctx.deps.db.orm.em, accountId, userId, body.messageId);
+      respond(ctx, { data: presentConversationState(state) });
+    },
+  },
   // Take over from a bot: the inbox becomes the owner, as PUT …/owner naming it would make it
   // (changeOwner delivered to the bot, initiatedBy the operator), with conversations:reply.
-  router.post('/accounts/:accountId/users/:userId/take-over', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'POST /accounts/:accountId/users/:userId/take-over', accountId);
-    const em = ctx.deps.db.orm.em;
-    const user = await em.findOne(UserSchema, { id: userId, accountId });
-    if (!user) throw notFound('user_not_found');
-    const [account, inbox] = await Promise.all([em.findOneOrFail(AccountSchema, { id: accountId }), findInbox(em, accountId)]);
-    if (!inbox) throw conflict('account_has_no_inbox');
-    const result = await changeOwner(em, {
-      account,
-      initiatedBy: { operator: signedIn(ctx).identifier },
-      userId,
-      newOwnerIdentification: inbox.identification,
-    });
-    respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
-  });
-
-  router.get('/accounts/:accountId/canned-replies', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId/canned-replies', accountId);
-    respond(ctx, { data: (await listCannedReplies(ctx.deps.db.orm.em, accountId)).map(presentCannedReply) });
-  });
-
-  router.post('/accounts/:accountId/canned-replies', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'POST /accounts/:accountId/canned-replies', accountId);
-    const body = parseBody(ctx, cannedReplyBody);
-    respond(ctx, { data: presentCannedReply(await createCannedReply(ctx.deps.db.orm.em, accountId, body)) }, 201);
-  });
-
-  router.patch('/accounts/:accountId/canned-replies/:replyId', async (ctx) => {
-    const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
-    authorize(ctx, 'PATCH /accounts/:accountId/canned-replies/:replyId', accountId);
-    const body = parseBody(ctx, cannedReplyChanges);
-    respond(ctx, { data: presentCannedReply(await updateCannedReply(ctx.deps.db.orm.em, accountId, replyId, body)) });
-  });
-
-  router.delete('/accounts/:accountId/canned-replies/:replyId', async (ctx) => {
-    const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
-    authorize(ctx, 'DELETE /accounts/:accountId/canned-replies/:replyId', accountId);
-    await deleteCannedReply(ctx.deps.db.orm.em, accountId, replyId);
-    respond(ctx, { data: null });
-  });
-}
+  // Only ever to the account's own inbox: answering includes taking over from a bot.
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/users/:userId/take-over',
+    rule: rule('account', 'conversations:reply'),
+    audit: 'user.take_over',
+    summary: 'Take over from a bot: the team inbox becomes the owner (changeOwner delivered to the bot, initiatedBy the operator)',
+    params: accountUserParams,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const em = ctx.deps.db.orm.em;
+      const user = await findAccountUser(em, accountId, userId);
+      if (!user) throw notFound('user_not_found');
+      const [account, inbox] = await Promise.all([getAccount(em, accountId), findInbox(em, accountId)]);
+      if (!inbox) throw conflict('account_has_no_inbox');
+      const result = await changeOwner(
+        em,
+        {
+          account,
+          initiatedBy: { operator: signedIn(ctx).identifier },
+          userId,
+          newOwnerIdentification: inbox.identification,
+        },
+        auditRequest(ctx),
+      );
+      respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
+    },
+  },
+  // Read by whoever answers; managed as the account's settings are.
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/canned-replies',
+    rule: rule('account', 'conversations:read'),
+    summary: "The account's canned replies, by shortcut",
+    params: accountIdParams,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      respond(ctx, { data: (await listCannedReplies(ctx.deps.db.orm.em, accountId)).map(presentCannedReply) });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/canned-replies',
+    rule: rule('account', 'accounts:edit'),
+    audit: 'canned_reply.create',
+    summary: 'A canned reply (409 already_exists for a shortcut taken)',
+    params: accountIdParams,
+    body: cannedReplyBody,
+    status: 201,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, cannedReplyBody);
+      respond(
+        ctx,
+        {
+          data: presentCannedReply(
+            await audited(
+              ctx.deps.db.orm.em,
+              auditRequest(ctx),
+              (tx) => createCannedReply(tx, accountId, body),
+              (r) => ({ accountId, target: { replyId: r.id }, changed: sentFields(body) }),
+            ),
+          ),
+        },
+        201,
+      );
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/:accountId/canned-replies/:replyId',
+    rule: rule('account', 'accounts:edit'),
+    audit: 'canned_reply.update',
+    summary: 'Change a canned reply',
+    params: cannedReplyParams,
+    body: cannedReplyChanges,
+    handler: async (ctx) => {
+      const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, cannedReplyChanges);
+      respond(ctx, {
+        data: presentCannedReply(
+          await audited(
+            ctx.deps.db.orm.em,
+            auditRequest(ctx),
+            (tx) => updateCannedReply(tx, accountId, replyId, body),
+            () => ({ accountId, target: { replyId }, changed: sentFields(body) }),
+          ),
+        ),
+      });
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:accountId/canned-replies/:replyId',
+    rule: rule('account', 'accounts:edit'),
+    audit: 'canned_reply.delete',
+    summary: 'Delete a canned reply',
+    params: cannedReplyParams,
+    handler: async (ctx) => {
+      const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
+      authorize(ctx, accountId);
+      await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => deleteCannedReply(tx, accountId, replyId),
+        () => ({ accountId, target: { replyId } }),
+      );
+      respond(ctx, { data: null });
+    },
+  },
+];

@@ -1,47 +1,95 @@
-import { refuseInbox, issueApiKey, listApiKeys, revokeApiKey, rotateSigningSecret } from '../../tenancy/services.ts';
+import type { AdminRoute } from './route.ts';
+import { rule, SENDS_CONTENT } from './policy.ts';
+import { getService, refuseInbox, issueApiKey, listApiKeys, revokeApiKey, rotateSigningSecret } from '../../tenancy/services.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
-import type { AppRouter } from '../../http/types.ts';
 import { parseParams } from '../../http/validate.ts';
 import { presentApiKey } from '../../presenters/api-key.ts';
-import { keyParams } from './schema.ts';
+import { keyParams, serviceIdParams } from './schema.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorizedService } from './services.ts';
 
-export function keyRoutes(router: AppRouter): void {
-  router.get('/services/:serviceId/keys', async (ctx) => {
-    const service = await authorizedService(ctx, 'GET /services/:serviceId/keys');
-    const keys = await listApiKeys(ctx.deps.db.orm.em, service.id);
-    respond(ctx, { data: keys.map(presentApiKey) });
-  });
-
-  router.post('/services/:serviceId/keys', async (ctx) => {
-    const service = await authorizedService(ctx, 'POST /services/:serviceId/keys');
-    // The inbox is the team in the dashboard: nothing calls the Service API as it.
-    refuseInbox(service, 'inbox_has_no_api_keys');
-    const em = ctx.deps.db.orm.em;
-    const { apiKey, key } = issueApiKey(em, service.id);
-    await em.flush();
-    // The only time the key is shown.
-    respond(ctx, { data: { ...presentApiKey(key), apiKey } }, 201);
-  });
-
-  router.delete('/services/:serviceId/keys/:keyId', async (ctx) => {
-    const service = await authorizedService(ctx, 'DELETE /services/:serviceId/keys/:keyId');
-    const { keyId } = parseParams(ctx, keyParams);
-    const key = await revokeApiKey(ctx.deps.db.orm.em, service.id, keyId);
-    if (!key) throw notFound('key_not_found');
-    respond(ctx, { data: presentApiKey(key) });
-  });
-
-  router.post('/services/:serviceId/signing-secret', async (ctx) => {
-    const service = await authorizedService(ctx, 'POST /services/:serviceId/signing-secret');
-    refuseInbox(service, 'inbox_has_no_webhook');
-    const rotated = await rotateSigningSecret(ctx.deps.db.orm.em, service, ctx.deps.config.webhooks.secretGraceSeconds);
-    respond(ctx, {
-      data: {
-        signingSecret: rotated.signingSecret,
-        previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
-      },
-    });
-  });
-}
+export const keyRoutes: AdminRoute[] = [
+  // Lists keys without their secret.
+  {
+    method: 'GET',
+    path: '/services/:serviceId/keys',
+    rule: rule('record', 'services:edit'),
+    summary: 'API keys (without their secret)',
+    params: serviceIdParams,
+    handler: async (ctx) => {
+      const service = await authorizedService(ctx);
+      const keys = await listApiKeys(ctx.deps.db.orm.em, service.id);
+      respond(ctx, { data: keys.map(presentApiKey) });
+    },
+  },
+  // A key reads every user and conversation of the account through the Service API.
+  {
+    method: 'POST',
+    path: '/services/:serviceId/keys',
+    rule: rule('record', 'services:edit', SENDS_CONTENT),
+    audit: 'service.create_key',
+    summary: 'A new API key, shown once',
+    params: serviceIdParams,
+    status: 201,
+    handler: async (ctx) => {
+      const service = await authorizedService(ctx);
+      // The inbox is the team in the dashboard: nothing calls the Service API as it.
+      refuseInbox(service, 'inbox_has_no_api_keys');
+      const em = ctx.deps.db.orm.em;
+      const { apiKey, key } = await audited(
+        em,
+        auditRequest(ctx),
+        async (tx) => {
+          const issued = issueApiKey(tx, service.id);
+          await tx.flush();
+          return issued;
+        },
+        (issued) => ({ accountId: service.accountId, target: { serviceId: service.id, keyId: issued.key.id } }),
+      );
+      // The only time the key is shown.
+      respond(ctx, { data: { ...presentApiKey(key), apiKey } }, 201);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/services/:serviceId/keys/:keyId',
+    rule: rule('record', 'services:edit'),
+    audit: 'service.revoke_key',
+    summary: 'Revoke an API key',
+    params: keyParams,
+    handler: async (ctx) => {
+      const service = await authorizedService(ctx);
+      const { keyId } = parseParams(ctx, keyParams);
+      const key = await revokeApiKey(ctx.deps.db.orm.em, service.id, keyId, auditRequest(ctx));
+      if (!key) throw notFound('key_not_found');
+      respond(ctx, { data: presentApiKey(key) });
+    },
+  },
+  // Signs what is sent to the Service's own receiver; it reads nothing.
+  {
+    method: 'POST',
+    path: '/services/:serviceId/signing-secret',
+    rule: rule('record', 'services:edit'),
+    audit: 'service.rotate_signing_secret',
+    summary: 'Rotate the signing secret (the old one signs too for a grace period)',
+    params: serviceIdParams,
+    handler: async (ctx) => {
+      const service = await authorizedService(ctx);
+      refuseInbox(service, 'inbox_has_no_webhook');
+      const rotated = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        async (tx) => rotateSigningSecret(tx, await getService(tx, service.id), ctx.deps.config.webhooks.secretGraceSeconds),
+        () => ({ accountId: service.accountId, target: { serviceId: service.id }, changed: ['signingSecret'] }),
+      );
+      respond(ctx, {
+        data: {
+          signingSecret: rotated.signingSecret,
+          previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
+        },
+      });
+    },
+  },
+];

@@ -1,14 +1,18 @@
 // The signed-in operator's own account: password, two-factor sign-in, sessions. A session is all
 // these routes need; each acts on its own operator only.
+import type { AdminRoute } from './route.ts';
+import { rule } from './policy.ts';
 import { consumeEachOrRefuse, consumeOrRefuse } from '../../limits.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, forbidden, notFound } from '../../errors.ts';
-import type { AppContext, AppRouter } from '../../http/types.ts';
+import type { AppContext } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { changePassword, endSessionOf, listSessions } from '../../tenancy/operators.ts';
 import { confirmEnrolment, disableTwoFactor, renewRecoveryCodes, startEnrolment } from '../../tenancy/two-factor.ts';
 import { presentOperatorSession } from '../../presenters/operator.ts';
 import { authorize } from './auth.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { changePasswordBody, sessionIdParams, twoFactorCodeBody } from './schema.ts';
 
 function operatorOf(ctx: AppContext) {
@@ -22,76 +26,162 @@ async function limitCodes(ctx: AppContext): Promise<void> {
   await consumeOrRefuse(ctx.deps.twoFactorLimiter, String(operatorOf(ctx).id));
 }
 
-export function meRoutes(router: AppRouter): void {
-  router.put('/me/password', async (ctx) => {
-    authorize(ctx, 'PUT /me/password');
-    const operator = operatorOf(ctx);
-    const body = parseBody(ctx, changePasswordBody);
-    // The current password is guessed no faster here than at the login (the same email and
-    // address count); the right one gives its point back.
-    const taken = await consumeEachOrRefuse([[ctx.deps.loginLimiter, JSON.stringify([operator.email, ctx.ip])]]);
-    const result = await changePassword(ctx.deps.db.orm.em, {
-      operatorId: operator.id,
-      sessionId: operator.sessionId,
-      currentPassword: body.currentPassword,
-      newPassword: body.newPassword,
-      hashCost: ctx.deps.config.security.passwordHashCost,
-    });
-    if (result === 'wrong_password') throw forbidden('wrong_password');
-    await taken.giveBack();
-    respond(ctx, { data: null });
-  });
-
-  router.get('/me/sessions', async (ctx) => {
-    authorize(ctx, 'GET /me/sessions');
-    const operator = operatorOf(ctx);
-    const sessions = await listSessions(ctx.deps.db.orm.em, operator.id);
-    respond(ctx, { data: sessions.map((s) => presentOperatorSession(s, operator.sessionId)) });
-  });
-
-  router.delete('/me/sessions/:sessionId', async (ctx) => {
-    authorize(ctx, 'DELETE /me/sessions/:sessionId');
-    const { sessionId } = parseParams(ctx, sessionIdParams);
-    if (!(await endSessionOf(ctx.deps.db.orm.em, operatorOf(ctx).id, sessionId))) throw notFound('session_not_found');
-    respond(ctx, { data: null });
-  });
-
-  router.post('/me/two-factor', async (ctx) => {
-    authorize(ctx, 'POST /me/two-factor');
-    const enrolment = await startEnrolment(ctx.deps.db.orm.em, operatorOf(ctx).id);
-    if (enrolment === 'already_enabled') throw conflict('two_factor_already_enabled');
-    respond(ctx, { data: enrolment }, 201);
-  });
-
-  router.post('/me/two-factor/confirm', async (ctx) => {
-    authorize(ctx, 'POST /me/two-factor/confirm');
-    const body = parseBody(ctx, twoFactorCodeBody);
-    await limitCodes(ctx);
-    const operator = operatorOf(ctx);
-    const result = await confirmEnrolment(ctx.deps.db.orm.em, { operatorId: operator.id, sessionId: operator.sessionId, code: body.code });
-    if (result === 'already_enabled') throw conflict('two_factor_already_enabled');
-    if (result === 'not_enrolling') throw conflict('two_factor_not_enrolling');
-    if (result === 'invalid_code') throw forbidden('invalid_code');
-    respond(ctx, { data: result });
-  });
-
-  router.post('/me/two-factor/recovery-codes', async (ctx) => {
-    authorize(ctx, 'POST /me/two-factor/recovery-codes');
-    const body = parseBody(ctx, twoFactorCodeBody);
-    await limitCodes(ctx);
-    const result = await renewRecoveryCodes(ctx.deps.db.orm.em, { operatorId: operatorOf(ctx).id, code: body.code });
-    if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
-    if (result === 'invalid_code') throw forbidden('invalid_code');
-    respond(ctx, { data: result });
-  });
-
-  router.post('/me/two-factor/disable', async (ctx) => {
-    authorize(ctx, 'POST /me/two-factor/disable');
-    const body = parseBody(ctx, twoFactorCodeBody);
-    await limitCodes(ctx);
-    const result = await disableTwoFactor(ctx.deps.db.orm.em, { operatorId: operatorOf(ctx).id, code: body.code });
-    if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
-    if (result === 'invalid_code') throw forbidden('invalid_code');
-    respond(ctx, { data: null });
-  });
-}
+export const meRoutes: AdminRoute[] = [
+  // The operator's own account: only their own password, second factor and sessions.
+  {
+    method: 'PUT',
+    path: '/me/password',
+    rule: rule('session'),
+    audit: 'operator.password_change',
+    summary: "Change one's password (the current one required, 403 wrong_password); every other session ends",
+    body: changePasswordBody,
+    handler: async (ctx) => {
+      authorize(ctx);
+      const operator = operatorOf(ctx);
+      const body = parseBody(ctx, changePasswordBody);
+      // The current password is guessed no faster here than at the login (the same email and
+      // address count); the right one gives its point back.
+      const taken = await consumeEachOrRefuse([[ctx.deps.loginLimiter, JSON.stringify([operator.email, ctx.ip])]]);
+      const result = await changePassword(
+        ctx.deps.db.orm.em,
+        {
+          operatorId: operator.id,
+          sessionId: operator.sessionId,
+          currentPassword: body.currentPassword,
+          newPassword: body.newPassword,
+          hashCost: ctx.deps.config.security.passwordHashCost,
+        },
+        auditRequest(ctx),
+      );
+      if (result === 'wrong_password') throw forbidden('wrong_password');
+      await taken.giveBack();
+      respond(ctx, { data: null });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/me/sessions',
+    rule: rule('session'),
+    summary: "One's sessions that have not expired, newest first",
+    handler: async (ctx) => {
+      authorize(ctx);
+      const operator = operatorOf(ctx);
+      const sessions = await listSessions(ctx.deps.db.orm.em, operator.id);
+      respond(ctx, { data: sessions.map((s) => presentOperatorSession(s, operator.sessionId)) });
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/me/sessions/:sessionId',
+    rule: rule('session'),
+    audit: 'session.end',
+    summary: "End one of one's sessions",
+    params: sessionIdParams,
+    handler: async (ctx) => {
+      authorize(ctx);
+      const { sessionId } = parseParams(ctx, sessionIdParams);
+      if (
+        !(await audited(
+          ctx.deps.db.orm.em,
+          auditRequest(ctx),
+          (tx) => endSessionOf(tx, operatorOf(ctx).id, sessionId),
+          (ended) => ended && { target: { operatorId: operatorOf(ctx).id, sessionId } },
+        ))
+      )
+        throw notFound('session_not_found');
+      respond(ctx, { data: null });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/me/two-factor',
+    rule: rule('session'),
+    audit: 'two_factor.start',
+    summary: 'Start enrolling an authenticator: a TOTP secret and its otpauth:// URL (for the QR code)',
+    status: 201,
+    handler: async (ctx) => {
+      authorize(ctx);
+      const enrolment = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => startEnrolment(tx, operatorOf(ctx).id),
+        (e) => (e === 'already_enabled' ? null : { target: { operatorId: operatorOf(ctx).id }, changed: ['pendingSecret'] }),
+      );
+      if (enrolment === 'already_enabled') throw conflict('two_factor_already_enabled');
+      respond(ctx, { data: enrolment }, 201);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/me/two-factor/confirm',
+    rule: rule('session'),
+    audit: 'two_factor.confirm',
+    summary: 'Turn two-factor sign-in on with a code from the authenticator: ten recovery codes, shown once; other sessions end',
+    body: twoFactorCodeBody,
+    handler: async (ctx) => {
+      authorize(ctx);
+      const body = parseBody(ctx, twoFactorCodeBody);
+      await limitCodes(ctx);
+      const operator = operatorOf(ctx);
+      const result = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) =>
+          confirmEnrolment(tx, {
+            operatorId: operator.id,
+            sessionId: operator.sessionId,
+            code: body.code,
+          }),
+        (r) => (typeof r === 'string' ? null : { target: { operatorId: operator.id }, changed: ['twoFactor', 'recoveryCodes'] }),
+      );
+      if (result === 'already_enabled') throw conflict('two_factor_already_enabled');
+      if (result === 'not_enrolling') throw conflict('two_factor_not_enrolling');
+      if (result === 'invalid_code') throw forbidden('invalid_code');
+      respond(ctx, { data: result });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/me/two-factor/recovery-codes',
+    rule: rule('session'),
+    audit: 'two_factor.renew_recovery_codes',
+    summary: 'Ten new recovery codes for a code (the old ones stop working)',
+    body: twoFactorCodeBody,
+    handler: async (ctx) => {
+      authorize(ctx);
+      const body = parseBody(ctx, twoFactorCodeBody);
+      await limitCodes(ctx);
+      const result = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => renewRecoveryCodes(tx, { operatorId: operatorOf(ctx).id, code: body.code }),
+        (r) => (typeof r === 'string' ? null : { target: { operatorId: operatorOf(ctx).id }, changed: ['recoveryCodes'] }),
+      );
+      if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
+      if (result === 'invalid_code') throw forbidden('invalid_code');
+      respond(ctx, { data: result });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/me/two-factor/disable',
+    rule: rule('session'),
+    audit: 'two_factor.disable',
+    summary: 'Turn two-factor sign-in off with a TOTP or recovery code',
+    body: twoFactorCodeBody,
+    handler: async (ctx) => {
+      authorize(ctx);
+      const body = parseBody(ctx, twoFactorCodeBody);
+      await limitCodes(ctx);
+      const result = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => disableTwoFactor(tx, { operatorId: operatorOf(ctx).id, code: body.code }),
+        (r) => (r === 'disabled' ? { target: { operatorId: operatorOf(ctx).id }, changed: ['twoFactor'] } : null),
+      );
+      if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
+      if (result === 'invalid_code') throw forbidden('invalid_code');
+      respond(ctx, { data: null });
+    },
+  },
+];

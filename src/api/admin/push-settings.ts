@@ -1,47 +1,98 @@
+import { findAccount } from '../../tenancy/accounts.ts';
+import type { AdminRoute } from './route.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { rule, SENDS_CONTENT } from './policy.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
-import type { AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentPushSettings } from '../../presenters/push-settings.ts';
 import { deletePushSettings, findPushSettings, savePushSettings, type PushKind } from '../../push/settings.ts';
-import { AccountSchema } from '../../db/entities/index.ts';
 import type { AppContext } from '../../http/types.ts';
+import { audited } from '../../audit/entries.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
-import { accountIdParams, fcmSettingsBody, oauthWebhookSettingsBody, pushKindParams, webhookSettingsBody } from './schema.ts';
+import {
+  accountIdParams,
+  fcmSettingsBody,
+  oauthWebhookSettingsBody,
+  pushKindParams,
+  webhookSettingsBody,
+  pushSettingsBody,
+} from './schema.ts';
 
-export function pushSettingsRoutes(router: AppRouter): void {
-  router.get('/accounts/:accountId/push-settings', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId/push-settings', accountId);
-    const em = ctx.deps.db.orm.em;
-    if (!(await em.findOne(AccountSchema, { id: accountId }))) throw notFound('account_not_found');
-    respond(ctx, { data: presentPushSettings(await findPushSettings(em, accountId)) });
-  });
-
+export const pushSettingsRoutes: AdminRoute[] = [
+  // The settings hold secrets, never returned; reading them says which are set.
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/push-settings',
+    rule: rule('account', 'accounts:read'),
+    summary: 'Push settings per kind (fcm, webhook, oauthWebhook); secrets only said to be set',
+    params: accountIdParams,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const em = ctx.deps.db.orm.em;
+      if (!(await findAccount(em, accountId))) throw notFound('account_not_found');
+      respond(ctx, { data: presentPushSettings(await findPushSettings(em, accountId)) });
+    },
+  },
   // Replaces the kind's settings whole. A webhook's signing secret is made on its first save
   // and shown in that answer only; later saves keep it.
-  router.put('/accounts/:accountId/push-settings/:kind', async (ctx) => {
-    const { accountId, kind } = parseParams(ctx, pushKindParams);
-    authorize(ctx, 'PUT /accounts/:accountId/push-settings/:kind', accountId);
-    const saved = await save(ctx, accountId, kind);
-    if (!saved) throw notFound('account_not_found');
-    const shown = presentPushSettings({ [kind]: saved.settings });
-    const data = kind === 'fcm' ? shown.fcm : kind === 'webhook' ? shown.webhook : shown.oauthWebhook;
-    const secret = 'signingSecret' in saved.settings && saved.newSecret ? { signingSecret: saved.settings.signingSecret } : {};
-    respond(ctx, { data: { kind, ...data, ...secret } });
-  });
-
-  router.delete('/accounts/:accountId/push-settings/:kind', async (ctx) => {
-    const { accountId, kind } = parseParams(ctx, pushKindParams);
-    authorize(ctx, 'DELETE /accounts/:accountId/push-settings/:kind', accountId);
-    if (!(await deletePushSettings(ctx.deps.db.orm.em, accountId, kind))) throw notFound('push_settings_not_found');
-    respond(ctx, { data: { kind, deleted: true } });
-  });
-}
+  // Pushes carry agent message texts to the webhook (or FCM project) set here.
+  {
+    method: 'PUT',
+    path: '/accounts/:accountId/push-settings/:kind',
+    rule: rule('account', 'accounts:edit', SENDS_CONTENT),
+    audit: 'push_settings.update',
+    summary:
+      "Set one kind's push settings (fcm: the service-account JSON; webhook; oauth-webhook); a new webhook signing secret is shown once",
+    params: pushKindParams,
+    body: pushSettingsBody,
+    handler: async (ctx) => {
+      const { accountId, kind } = parseParams(ctx, pushKindParams);
+      authorize(ctx, accountId);
+      const saved: Saved = await audited(
+        ctx.deps.db.orm.em,
+        auditRequest(ctx),
+        (tx) => save(ctx, tx, accountId, kind),
+        (s) => s && { accountId, target: { kind }, changed: Object.keys(s.settings).filter((f) => f !== 'signingSecret' || s.newSecret) },
+      );
+      if (!saved) throw notFound('account_not_found');
+      const shown = presentPushSettings({ [kind]: saved.settings });
+      const data = kind === 'fcm' ? shown.fcm : kind === 'webhook' ? shown.webhook : shown.oauthWebhook;
+      const secret = 'signingSecret' in saved.settings && saved.newSecret ? { signingSecret: saved.settings.signingSecret } : {};
+      respond(ctx, { data: { kind, ...data, ...secret } });
+    },
+  },
+  // Stops pushes; sends nothing anywhere.
+  {
+    method: 'DELETE',
+    path: '/accounts/:accountId/push-settings/:kind',
+    rule: rule('account', 'accounts:edit'),
+    audit: 'push_settings.delete',
+    summary: "Remove one kind's push settings",
+    params: pushKindParams,
+    handler: async (ctx) => {
+      const { accountId, kind } = parseParams(ctx, pushKindParams);
+      authorize(ctx, accountId);
+      if (
+        !(await audited(
+          ctx.deps.db.orm.em,
+          auditRequest(ctx),
+          (tx) => deletePushSettings(tx, accountId, kind),
+          (deleted) => deleted && { accountId, target: { kind } },
+        ))
+      )
+        throw notFound('push_settings_not_found');
+      respond(ctx, { data: { kind, deleted: true } });
+    },
+  },
+];
 
 /** The body is checked by the kind's schema (422 naming the field) before anything is written. */
-function save(ctx: AppContext, accountId: number, kind: PushKind) {
-  const em = ctx.deps.db.orm.em;
+type Saved = Awaited<ReturnType<typeof savePushSettings<PushKind>>>;
+
+function save(ctx: AppContext, em: EntityManager, accountId: number, kind: PushKind): Promise<Saved> {
   switch (kind) {
     case 'fcm': {
       const { serviceAccount } = parseBody(ctx, fcmSettingsBody);

@@ -1,4 +1,5 @@
-// Admin API (DESIGN.md section 4): login and single sign-on (PUBLIC_ADMIN_ROUTES) are open, everything else needs an operator token.
+// Admin API (DESIGN.md section 4): every route is a declaration (route.ts) in one of the files
+// below; this mounts them. Public ones (signing in) first, everything else behind an operator token.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import { accountRoutes } from './accounts.ts';
@@ -18,25 +19,45 @@ import { sessionRoutes } from './session.ts';
 import { meRoutes } from './me.ts';
 import { signInRoutes } from './sign-in.ts';
 import { testEventRoutes } from './test-event.ts';
+import { auditRoutes } from './audit.ts';
+import { routeName, type AdminRoute } from './route.ts';
+
+/** Every Admin route, in the order the router tries them. */
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  ...loginRoutes,
+  ...ssoRoutes,
+  ...signInRoutes,
+  ...sessionRoutes,
+  ...meRoutes,
+  ...accountRoutes,
+  ...serviceRoutes,
+  ...keyRoutes,
+  ...testEventRoutes,
+  ...userRoutes,
+  ...inboxRoutes,
+  ...handoverRoutes,
+  ...mediaRoutes,
+  ...operatorRoutes,
+  ...deliveryRoutes,
+  ...pushSettingsRoutes,
+  ...auditRoutes,
+];
+
+/** Routes anyone may call, without a token: signing in (password, the second step, single sign-on) and a reset link's new password. */
+export const PUBLIC_ADMIN_ROUTES: readonly string[] = ADMIN_ROUTES.filter((r) => r.rule === 'public').map(routeName);
+
+function mount(router: AppRouter, route: AdminRoute): void {
+  const verb = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+  router[verb](route.path, async (ctx) => {
+    ctx.state.adminRoute = route;
+    await route.handler(ctx);
+  });
+}
 
 export function adminRouter(): AppRouter {
   const router: AppRouter = new Router<AppState, AppContextExtras>({ prefix: '/adminApi' });
-  loginRoutes(router);
-  ssoRoutes(router);
-  signInRoutes(router);
+  for (const route of ADMIN_ROUTES.filter((r) => r.rule === 'public')) mount(router, route);
   router.use(requireOperator());
-  sessionRoutes(router);
-  meRoutes(router);
-  accountRoutes(router);
-  serviceRoutes(router);
-  keyRoutes(router);
-  testEventRoutes(router);
-  userRoutes(router);
-  inboxRoutes(router);
-  handoverRoutes(router);
-  mediaRoutes(router);
-  operatorRoutes(router);
-  deliveryRoutes(router);
-  pushSettingsRoutes(router);
+  for (const route of ADMIN_ROUTES.filter((r) => r.rule !== 'public')) mount(router, route);
   return router;
 }

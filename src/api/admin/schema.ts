@@ -353,3 +353,29 @@ export const cannedReplyChanges = cannedReplyBody
 export const cannedReplyParams = accountIdParams.extend({
   replyId: z.coerce.number().int().positive().max(2_147_483_647),
 });
+
+/** The audit log's filters (GET /audit and its export): an account, an operator, an action (or a kind: `service`), a time range. */
+export const auditFilterQuery = z
+  .object({
+    accountId: z.coerce.number().int().positive().optional(),
+    operatorId: z.coerce.number().int().positive().optional(),
+    action: z
+      .string()
+      .regex(/^[a-z_]+(\.[a-z_]+)?$/, 'an action (service.update) or a kind of them (service)')
+      .optional(),
+    since: z.string().datetime({ offset: true }).optional(),
+    until: z.string().datetime({ offset: true }).optional(),
+  })
+  .refine((q) => !q.since || !q.until || Date.parse(q.since) < Date.parse(q.until), {
+    message: 'until must be after since',
+    path: ['until'],
+  });
+
+export const auditQuery = auditFilterQuery.safeExtend({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** The `paging.before` cursor of the previous page: the id of its last entry. */
+  before: z
+    .string()
+    .regex(/^[1-9][0-9]{0,18}$/, 'an entry id')
+    .optional(),
+});

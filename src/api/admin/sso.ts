@@ -3,14 +3,15 @@
 // to the dashboard with a one-time code in the fragment (never logged, never sent to a server),
 // which the dashboard exchanges for a bearer token. Also GET /login: how operators may sign in
 // here, for the sign-in page before anyone is signed in.
+import type { AdminRoute } from './route.ts';
 import type { OidcConfig } from '../../config.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { respond } from '../../http/respond.ts';
-import type { AppContext, AppRouter } from '../../http/types.ts';
+import type { AppContext } from '../../http/types.ts';
 import { parseBody, parseQuery } from '../../http/validate.ts';
 import { finishOidcSignIn, OidcFailure, redirectUri, startOidcSignIn, type OidcAttempt } from '../../security/oidc.ts';
 import { seal, sealingKey, unseal, type SealingKey } from '../../security/sealed.ts';
-import { exchangeSsoCode, ssoSignIn } from '../../tenancy/sso.ts';
+import { exchangeSsoCode, recordSsoRefusal, ssoSignIn } from '../../tenancy/sso.ts';
 import { ssoCallbackQuery, ssoExchangeBody } from './schema.ts';
 import { loginOptions } from './sign-in.ts';
 import { presentLogin } from '../../presenters/operator.ts';
@@ -54,64 +55,94 @@ function backWithError(ctx: AppContext, publicUrl: string, code: string): void {
   ctx.redirect(`${publicUrl}/dashboard#sso-error=${code}`);
 }
 
-export function ssoRoutes(router: AppRouter): void {
-  router.get('/login', (ctx) => {
-    const { oidc, passwordSignIn } = ctx.deps.config.sso;
-    respond(ctx, { data: { password: passwordSignIn, sso: oidc ? { name: oidc.name, startUrl: '/adminApi/sso/start' } : null } });
-  });
-
-  router.get('/sso/start', async (ctx) => {
-    const { oidc, publicUrl } = oidcOf(ctx);
-    try {
-      const { url, attempt } = await startOidcSignIn(oidc, publicUrl);
-      ctx.set('set-cookie', attemptCookie(publicUrl, seal(keyOf(oidc), attempt, ATTEMPT_TTL_SECONDS), ATTEMPT_TTL_SECONDS));
+export const ssoRoutes: AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/login',
+    rule: 'public',
+    summary: 'How operators may sign in: {password, sso: {name, startUrl} | null}',
+    handler: (ctx) => {
+      const { oidc, passwordSignIn } = ctx.deps.config.sso;
+      respond(ctx, { data: { password: passwordSignIn, sso: oidc ? { name: oidc.name, startUrl: '/adminApi/sso/start' } : null } });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/sso/start',
+    rule: 'public',
+    summary: 'Single sign-on: 302 to the OpenID provider (state, nonce and PKCE verifier in a sealed cookie)',
+    status: 302,
+    handler: async (ctx) => {
+      const { oidc, publicUrl } = oidcOf(ctx);
+      try {
+        const { url, attempt } = await startOidcSignIn(oidc, publicUrl);
+        ctx.set('set-cookie', attemptCookie(publicUrl, seal(keyOf(oidc), attempt, ATTEMPT_TTL_SECONDS), ATTEMPT_TTL_SECONDS));
+        ctx.set('cache-control', 'no-store');
+        ctx.redirect(url);
+      } catch (err) {
+        if (!(err instanceof OidcFailure)) throw err;
+        ctx.state.log.warn({ err: err.cause }, 'single sign-on: the provider could not be reached');
+        backWithError(ctx, publicUrl, err.code);
+      }
+    },
+  },
+  {
+    method: 'GET',
+    path: '/sso/callback',
+    rule: 'public',
+    summary: "The provider's redirect: 302 to /dashboard#sso-code=… (or #sso-error=<code>)",
+    query: ssoCallbackQuery,
+    status: 302,
+    handler: async (ctx) => {
+      const { oidc, publicUrl } = oidcOf(ctx);
+      const query = parseQuery(ctx, ssoCallbackQuery);
+      // One attempt, one callback: the cookie goes whatever happens next.
+      const sealed = ctx.cookies.get(COOKIE, { signed: false });
+      ctx.set('set-cookie', attemptCookie(publicUrl, '', 0));
       ctx.set('cache-control', 'no-store');
-      ctx.redirect(url);
-    } catch (err) {
-      if (!(err instanceof OidcFailure)) throw err;
-      ctx.state.log.warn({ err: err.cause }, 'single sign-on: the provider could not be reached');
-      backWithError(ctx, publicUrl, err.code);
-    }
-  });
-
-  router.get('/sso/callback', async (ctx) => {
-    const { oidc, publicUrl } = oidcOf(ctx);
-    const query = parseQuery(ctx, ssoCallbackQuery);
-    // One attempt, one callback: the cookie goes whatever happens next.
-    const sealed = ctx.cookies.get(COOKIE, { signed: false });
-    ctx.set('set-cookie', attemptCookie(publicUrl, '', 0));
-    ctx.set('cache-control', 'no-store');
-    const attempt = sealed ? unseal(keyOf(oidc), sealed) : null;
-    // No cookie (another browser, or more than ten minutes), or one changed: nothing to check against.
-    if (!isAttempt(attempt)) return backWithError(ctx, publicUrl, 'sso_attempt_expired');
-    // A state the attempt did not send: a forged or replayed callback (the library would refuse it too).
-    if (query.state !== attempt.state) return backWithError(ctx, publicUrl, 'sso_state_mismatch');
-    let identity;
-    try {
-      identity = await finishOidcSignIn(oidc, attempt, new URL(`${redirectUri(publicUrl)}?${ctx.querystring}`));
-    } catch (err) {
-      if (!(err instanceof OidcFailure)) throw err;
-      // A person declining at the provider is ordinary; anything else is worth a look.
-      const reason = err.cause instanceof Error ? err.cause.message : String(err.cause);
-      ctx.state.log[err.code === 'sso_refused' ? 'info' : 'warn']({ code: err.code, reason }, 'single sign-on refused');
-      return backWithError(ctx, publicUrl, err.code);
-    }
-    if (!identity.email || !identity.emailVerified) return backWithError(ctx, publicUrl, 'email_not_verified');
-    const result = await ssoSignIn(ctx.deps.db.orm.em, identity.email, oidc.createOperators);
-    if (typeof result === 'string') {
-      ctx.state.log.info({ code: result, subject: identity.subject }, 'single sign-on refused');
-      return backWithError(ctx, publicUrl, result);
-    }
-    if (result.created) ctx.state.log.info({ subject: identity.subject }, 'single sign-on created an operator');
-    ctx.redirect(`${publicUrl}/dashboard#sso-code=${result.code}`);
-  });
-
-  router.post('/sso/exchange', async (ctx) => {
-    oidcOf(ctx);
-    const body = parseBody(ctx, ssoExchangeBody);
-    const result = await exchangeSsoCode(ctx.deps.db.orm.em, body.code, loginOptions(ctx));
-    if (!result) throw badRequest('sso_code_invalid');
-    // Two-factor sign-in on: the provider vouched for the first factor only (docs/security.md).
-    respond(ctx, { data: presentLogin(result) });
-  });
-}
+      const attempt = sealed ? unseal(keyOf(oidc), sealed) : null;
+      // No cookie (another browser, or more than ten minutes), or one changed: nothing to check against.
+      if (!isAttempt(attempt)) return backWithError(ctx, publicUrl, 'sso_attempt_expired');
+      // A state the attempt did not send: a forged or replayed callback (the library would refuse it too).
+      if (query.state !== attempt.state) return backWithError(ctx, publicUrl, 'sso_state_mismatch');
+      let identity;
+      try {
+        identity = await finishOidcSignIn(oidc, attempt, new URL(`${redirectUri(publicUrl)}?${ctx.querystring}`));
+      } catch (err) {
+        if (!(err instanceof OidcFailure)) throw err;
+        // A person declining at the provider is ordinary; anything else is worth a look.
+        const reason = err.cause instanceof Error ? err.cause.message : String(err.cause);
+        ctx.state.log[err.code === 'sso_refused' ? 'info' : 'warn']({ code: err.code, reason }, 'single sign-on refused');
+        await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), null, err.code);
+        return backWithError(ctx, publicUrl, err.code);
+      }
+      if (!identity.email || !identity.emailVerified) {
+        await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), null, 'email_not_verified');
+        return backWithError(ctx, publicUrl, 'email_not_verified');
+      }
+      const result = await ssoSignIn(ctx.deps.db.orm.em, identity.email, oidc.createOperators);
+      if (typeof result === 'string') {
+        ctx.state.log.info({ code: result, subject: identity.subject }, 'single sign-on refused');
+        await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), identity.email, result);
+        return backWithError(ctx, publicUrl, result);
+      }
+      if (result.created) ctx.state.log.info({ subject: identity.subject }, 'single sign-on created an operator');
+      ctx.redirect(`${publicUrl}/dashboard#sso-code=${result.code}`);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/sso/exchange',
+    rule: 'public',
+    summary: "A finished single sign-on's one-time code (valid a minute) for a bearer token",
+    body: ssoExchangeBody,
+    handler: async (ctx) => {
+      oidcOf(ctx);
+      const body = parseBody(ctx, ssoExchangeBody);
+      const result = await exchangeSsoCode(ctx.deps.db.orm.em, body.code, loginOptions(ctx));
+      if (!result) throw badRequest('sso_code_invalid');
+      // Two-factor sign-in on: the provider vouched for the first factor only (docs/security.md).
+      respond(ctx, { data: presentLogin(result) });
+    },
+  },
+];

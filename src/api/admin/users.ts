@@ -1,17 +1,21 @@
+import { findAccountUser } from '../../conversations/lookups.ts';
+import type { AdminRoute } from './route.ts';
+import { rule } from './policy.ts';
 import { eraseUser } from '../../conversations/erase.ts';
 import { changeOwner } from '../../conversations/owners.ts';
 import { conversationsByActivity } from '../../conversations/by-activity.ts';
 import { messagePage } from '../../conversations/messages.ts';
-import { listUsers } from '../../tenancy/accounts.ts';
-import { AccountSchema, MessageType, UserSchema } from '../../db/entities/index.ts';
+import { listUsers, getAccount } from '../../tenancy/accounts.ts';
+import { MessageType } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
-import type { AppContext, AppRouter } from '../../http/types.ts';
+import type { AppContext } from '../../http/types.ts';
 import { setAgentTyping } from '../../conversations/agents.ts';
 import { operatorAgent, type AuthenticatedOperator } from '../../tenancy/operators.ts';
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
+import { auditRequest } from './audit-context.ts';
 import { authorize } from './auth.ts';
 import {
   accountIdParams,
@@ -31,134 +35,193 @@ function signedIn(ctx: AppContext): AuthenticatedOperator {
 }
 
 /** The dashboard's view of conversations (conversations:read), and answers from it (conversations:reply). */
-export function userRoutes(router: AppRouter): void {
-  router.get('/accounts/:accountId/users', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId/users', accountId);
-    const query = parseQuery(ctx, usersQuery);
-    const users = await listUsers(ctx.deps.db.orm.em, accountId, query.limit, query.before);
-    const last = users.length === query.limit ? users[users.length - 1] : undefined;
-    respond(ctx, { data: users.map(presentUserSummary), extra: { paging: { before: last?.id ?? null } } });
-  });
-
+export const userRoutes: AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/users',
+    rule: rule('account', 'conversations:read'),
+    summary: 'Users of the account, newest first',
+    params: accountIdParams,
+    query: usersQuery,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const query = parseQuery(ctx, usersQuery);
+      const users = await listUsers(ctx.deps.db.orm.em, accountId, query.limit, query.before);
+      const last = users.length === query.limit ? users[users.length - 1] : undefined;
+      respond(ctx, { data: users.map(presentUserSummary), extra: { paging: { before: last?.id ?? null } } });
+    },
+  },
   // The dashboard's list: each live conversation with its last message, by last activity.
-  router.get('/accounts/:accountId/conversations', async (ctx) => {
-    const { accountId } = parseParams(ctx, accountIdParams);
-    authorize(ctx, 'GET /accounts/:accountId/conversations', accountId);
-    const query = parseQuery(ctx, conversationsQuery);
-    const page = await conversationsByActivity(ctx.deps.db.orm.em, accountId, query.limit, query.before);
-    respond(ctx, {
-      data: page.rows.map(({ user, lastMessage }) => ({
-        user: presentUserSummary(user),
-        lastMessage: lastMessage ? presentClientMessage(lastMessage, accountId) : null,
-      })),
-      extra: { paging: { before: page.next ? activityCursorText(page.next) : null } },
-    });
-  });
-
-  router.get('/accounts/:accountId/users/:userId/messages', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'GET /accounts/:accountId/users/:userId/messages', accountId);
-    const query = parseQuery(ctx, usersQuery);
-    const em = ctx.deps.db.orm.em;
-    const user = await em.findOne(UserSchema, { id: userId, accountId });
-    if (!user) throw notFound('user_not_found');
-    const cursor = query.before ? ({ kind: 'before', id: query.before } as const) : ({ kind: 'latest' } as const);
-    const { rows, olderThan } = await messagePage(em, user.id, cursor, query.limit, 'service');
-    respond(ctx, {
-      data: rows.map((m) => presentClientMessage(m, accountId)),
-      extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
-    });
-  });
-
-  router.put('/accounts/:accountId/users/:userId/owner', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'PUT /accounts/:accountId/users/:userId/owner', accountId);
-    const body = parseBody(ctx, ownerBody);
-    const operator = ctx.state.operator;
-    if (!operator) throw new Error('requireOperator() must run before admin routes');
-    const em = ctx.deps.db.orm.em;
-    const user = await em.findOne(UserSchema, { id: userId, accountId });
-    if (!user) throw notFound('user_not_found');
-    const account = await em.findOneOrFail(AccountSchema, { id: accountId });
-    const result = await changeOwner(em, {
-      account,
-      initiatedBy: { operator: operator.identifier },
-      userId,
-      newOwnerIdentification: body.serviceIdentification,
-    });
-    respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
-  });
-
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/conversations',
+    rule: rule('account', 'conversations:read'),
+    summary: 'Live conversations of the account with their last message, by last activity (newest first; without messages last)',
+    params: accountIdParams,
+    query: conversationsQuery,
+    handler: async (ctx) => {
+      const { accountId } = parseParams(ctx, accountIdParams);
+      authorize(ctx, accountId);
+      const query = parseQuery(ctx, conversationsQuery);
+      const page = await conversationsByActivity(ctx.deps.db.orm.em, accountId, query.limit, query.before);
+      respond(ctx, {
+        data: page.rows.map(({ user, lastMessage }) => ({
+          user: presentUserSummary(user),
+          lastMessage: lastMessage ? presentClientMessage(lastMessage, accountId) : null,
+        })),
+        extra: { paging: { before: page.next ? activityCursorText(page.next) : null } },
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/users/:userId/messages',
+    rule: rule('account', 'conversations:read'),
+    summary: 'A conversation',
+    params: accountUserParams,
+    query: usersQuery,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const query = parseQuery(ctx, usersQuery);
+      const em = ctx.deps.db.orm.em;
+      const user = await findAccountUser(em, accountId, userId);
+      if (!user) throw notFound('user_not_found');
+      const cursor = query.before ? ({ kind: 'before', id: query.before } as const) : ({ kind: 'latest' } as const);
+      const { rows, olderThan } = await messagePage(em, user.id, cursor, query.limit, 'service');
+      respond(ctx, {
+        data: rows.map((m) => presentClientMessage(m, accountId)),
+        extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
+      });
+    },
+  },
+  // An operator-initiated changeOwner (docs/dashboard.md): a Service setting, on a conversation.
+  {
+    method: 'PUT',
+    path: '/accounts/:accountId/users/:userId/owner',
+    rule: rule('account', 'services:edit', 'conversations:read'),
+    audit: 'user.change_owner',
+    summary: 'Change the owner Service (changeOwner action, initiatedBy the operator)',
+    params: accountUserParams,
+    body: ownerBody,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, ownerBody);
+      const operator = ctx.state.operator;
+      if (!operator) throw new Error('requireOperator() must run before admin routes');
+      const em = ctx.deps.db.orm.em;
+      const user = await findAccountUser(em, accountId, userId);
+      if (!user) throw notFound('user_not_found');
+      const account = await getAccount(em, accountId);
+      const result = await changeOwner(
+        em,
+        {
+          account,
+          initiatedBy: { operator: operator.identifier },
+          userId,
+          newOwnerIdentification: body.serviceIdentification,
+        },
+        auditRequest(ctx),
+      );
+      respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
+    },
+  },
   // An operator's answer: an agent message as a Service's (typeId 2, the operator as the agent),
   // through the same group-committed writer, so it reaches sockets and app devices alike.
-  router.post('/accounts/:accountId/users/:userId/messages', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'POST /accounts/:accountId/users/:userId/messages', accountId);
-    const body = parseBody(ctx, operatorMessageBody);
-    // The writer checks the user (this account's, not merged) under its lock: no read before.
-    const { message } = await ctx.deps.agentMessages.send({
-      accountId,
-      userId,
-      agent: operatorAgent(signedIn(ctx)),
-      typeId: MessageType.agent,
-      text: body.message ?? null,
-      media: body.media ?? null,
-      content: null,
-    });
-    respond(ctx, { data: presentClientMessage(message, accountId) }, 201);
-  });
-
-  router.post('/accounts/:accountId/users/:userId/typing', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'POST /accounts/:accountId/users/:userId/typing', accountId);
-    const body = parseBody(ctx, operatorTypingBody);
-    const user = await ctx.deps.db.orm.em.findOne(UserSchema, { id: userId, accountId });
-    if (!user) throw notFound('user_not_found');
-    const updated = await setAgentTyping(ctx.deps.db.orm.em, {
-      userId,
-      agent: operatorAgent(signedIn(ctx)),
-      isTyping: body.isTyping,
-      timeoutMs: ctx.deps.config.client.typingTimeoutMs,
-    });
-    respond(ctx, { data: { userId, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
-  });
-
-  router.delete('/accounts/:accountId/users/:userId', async (ctx) => {
-    const { accountId, userId } = parseParams(ctx, accountUserParams);
-    authorize(ctx, 'DELETE /accounts/:accountId/users/:userId', accountId);
-    const erased = await eraseUser(ctx.deps.db.orm.em, accountId, userId);
-    if (!erased) throw notFound('user_not_found');
-    // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
-    // logged: no row refers to it any more, and nobody can download it.
-    for (const path of erased.media) {
-      await ctx.deps.media
-        .delete(accountId, path)
-        .catch((err: unknown) => ctx.state.log.warn({ err, path }, 'erased upload file not deleted'));
-    }
-    // The audit record of an erasure: who, when (the log line's time), what; no content.
-    ctx.state.log.info(
-      {
-        audit: 'user_erased',
-        operator: ctx.state.operator?.identifier,
+  // The team inbox (docs/dashboard.md): answering as an agent, and typing to the customer.
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/users/:userId/messages',
+    rule: rule('account', 'conversations:reply'),
+    summary: "Answer the customer as the signed-in operator: an agent message (typeId 2) like a Service's, live and pushed",
+    params: accountUserParams,
+    body: operatorMessageBody,
+    status: 201,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, operatorMessageBody);
+      // The writer checks the user (this account's, not merged) under its lock: no read before.
+      const { message } = await ctx.deps.agentMessages.send({
         accountId,
-        userIds: erased.userIds,
-        messages: erased.messages,
-        files: erased.media.length,
-        devices: erased.devices,
-        deliveries: erased.deliveries,
-        timelineLines: erased.timelineLines,
-      },
-      'user erased',
-    );
-    respond(ctx, {
-      data: {
-        userIds: erased.userIds,
-        messages: erased.messages,
-        files: erased.media.length,
-        devices: erased.devices,
-        deliveries: erased.deliveries,
-      },
-    });
-  });
-}
+        userId,
+        agent: operatorAgent(signedIn(ctx)),
+        typeId: MessageType.agent,
+        text: body.message ?? null,
+        media: body.media ?? null,
+        content: null,
+      });
+      respond(ctx, { data: presentClientMessage(message, accountId) }, 201);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/users/:userId/typing',
+    rule: rule('account', 'conversations:reply'),
+    summary: 'The signed-in operator typing (or not) to the customer: agent typing',
+    params: accountUserParams,
+    body: operatorTypingBody,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const body = parseBody(ctx, operatorTypingBody);
+      const user = await findAccountUser(ctx.deps.db.orm.em, accountId, userId);
+      if (!user) throw notFound('user_not_found');
+      const updated = await setAgentTyping(ctx.deps.db.orm.em, {
+        userId,
+        agent: operatorAgent(signedIn(ctx)),
+        isTyping: body.isTyping,
+        timeoutMs: ctx.deps.config.client.typingTimeoutMs,
+      });
+      respond(ctx, { data: { userId, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
+    },
+  },
+  // Erasure (GDPR): the user, their messages, files, devices and deliveries.
+  {
+    method: 'DELETE',
+    path: '/accounts/:accountId/users/:userId',
+    rule: rule('account', 'users:delete'),
+    audit: 'user.erase',
+    summary: 'Erase a user (GDPR): messages, files, devices, deliveries; audited in the log',
+    params: accountUserParams,
+    handler: async (ctx) => {
+      const { accountId, userId } = parseParams(ctx, accountUserParams);
+      authorize(ctx, accountId);
+      const erased = await eraseUser(ctx.deps.db.orm.em, accountId, userId, auditRequest(ctx));
+      if (!erased) throw notFound('user_not_found');
+      // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
+      // logged: no row refers to it any more, and nobody can download it.
+      for (const path of erased.media) {
+        await ctx.deps.media
+          .delete(accountId, path)
+          .catch((err: unknown) => ctx.state.log.warn({ err, path }, 'erased upload file not deleted'));
+      }
+      // The audit record of an erasure: who, when (the log line's time), what; no content.
+      ctx.state.log.info(
+        {
+          audit: 'user_erased',
+          operator: ctx.state.operator?.identifier,
+          accountId,
+          userIds: erased.userIds,
+          messages: erased.messages,
+          files: erased.media.length,
+          devices: erased.devices,
+          deliveries: erased.deliveries,
+          timelineLines: erased.timelineLines,
+        },
+        'user erased',
+      );
+      respond(ctx, {
+        data: {
+          userIds: erased.userIds,
+          messages: erased.messages,
+          files: erased.media.length,
+          devices: erased.devices,
+          deliveries: erased.deliveries,
+        },
+      });
+    },
+  },
+];

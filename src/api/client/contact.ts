@@ -1,8 +1,8 @@
 // The customer's own contact details (docs/client-api.md): the address answers are emailed to
 // when they have left. A contact set by the customer's backend (Service API) wins: the
 // customer's PUT is then refused with 409 contact_set_by_service.
+import { findAccountUser } from '../../conversations/lookups.ts';
 import { contactBody, setContact } from '../../conversations/contact.ts';
-import { UserSchema } from '../../db/entities/index.ts';
 import { notFound } from '../../errors.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import { respond } from '../../http/respond.ts';
@@ -16,7 +16,7 @@ const NONE = { email: null, name: null, language: null, source: null, updatedAt:
 export function contactRoutes(router: AppRouter): void {
   router.get('/users/me/contact', async (ctx) => {
     const { account, user } = conversation(ctx);
-    const found = await ctx.deps.db.orm.em.findOne(UserSchema, { id: user.id, accountId: account.id });
+    const found = await findAccountUser(ctx.deps.db.orm.em, account.id, user.id);
     if (!found) throw notFound('user_not_found');
     respond(ctx, { data: presentContact(found) ?? NONE });
   });

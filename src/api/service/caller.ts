@@ -1,9 +1,10 @@
 // Who is calling the Service API: the Service owning the API key, and the users it may touch
 // (its own account's; another account's user is "not found", never "forbidden").
+import { findAccountUser } from '../../conversations/lookups.ts';
 import { prepared } from '../../db/prepared.ts';
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, type User } from '../../db/entities/index.ts';
+import { AccountSchema, ServiceSchema, type Account, type Service, type User } from '../../db/entities/index.ts';
 import { refuseMerged } from '../../conversations/users.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
 import { pgTextArray } from '../../db/pg-arrays.ts';
@@ -102,7 +103,7 @@ export class ServiceCallers {
 
 /** A user of the caller's account; a merged anonymous id answers user_merged with the new id. */
 export async function userForService(em: EntityManager, caller: ServiceCaller, userId: number): Promise<User> {
-  const user = await em.findOne(UserSchema, { id: userId, accountId: caller.account.id });
+  const user = await findAccountUser(em, caller.account.id, userId);
   if (!user) throw notFound('user_not_found');
   refuseMerged(user);
   return user;

@@ -1,10 +1,10 @@
+import { getService } from '../../tenancy/services.ts';
 import { setAgentTyping, unsetAgent } from '../../conversations/agents.ts';
 import { messagePage, type Cursor } from '../../conversations/messages.ts';
 import { changeOwner } from '../../conversations/owners.ts';
 import { refuseStandbyAnswer } from '../../conversations/handover.ts';
 import { contactBody, setContact } from '../../conversations/contact.ts';
 import { receiveUpload } from '../../http/middleware/multipart.ts';
-import { ServiceSchema } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
@@ -56,7 +56,7 @@ async function targetUser(ctx: AppContext) {
 export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<MediaKind, number>>): void {
   router.get('/users/:userId', async (ctx) => {
     const { caller, user } = await targetUser(ctx);
-    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
+    const owner = await getService(ctx.deps.db.orm.em, user.ownerServiceId);
     respond(ctx, { data: presentServiceUser(user, owner, caller.account.defaultServiceId ?? null) });
   });
 
@@ -85,7 +85,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
       userId: user.id,
       newOwnerIdentification: body.serviceIdentification,
     });
-    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: result.user.ownerServiceId });
+    const owner = await getService(ctx.deps.db.orm.em, result.user.ownerServiceId);
     respond(ctx, {
       data: { ...presentServiceUser(result.user, owner, caller.account.defaultServiceId ?? null), changed: result.changed },
     });
@@ -96,7 +96,7 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
     const contact = parseBody(ctx, contactBody);
     const { caller, user } = await targetUser(ctx);
     const updated = await setContact(ctx.deps.db.orm.em, { accountId: caller.account.id, userId: user.id, source: 'service', contact });
-    const owner = await ctx.deps.db.orm.em.findOneOrFail(ServiceSchema, { id: updated.ownerServiceId });
+    const owner = await getService(ctx.deps.db.orm.em, updated.ownerServiceId);
     respond(ctx, { data: presentServiceUser(updated, owner, caller.account.defaultServiceId ?? null) });
   });
 

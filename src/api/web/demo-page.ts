@@ -1,8 +1,9 @@
 // GET /: with `demoPage.enabled` (the default outside production), a small page that embeds the
 // chat widget on one account, so that the first `npm start` shows a working chat at once. The
 // page holds itself to the Content-Security-Policy docs/widget.md asks of sites.
+import { findAccountOrFirst } from '../../tenancy/accounts.ts';
 import { randomBytes } from 'node:crypto';
-import { AccountSchema, type Account } from '../../db/entities/index.ts';
+import { type Account } from '../../db/entities/index.ts';
 import { notFound } from '../../errors.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
 
@@ -11,10 +12,7 @@ const escapeHtml = (text: string) =>
 
 async function demoAccount(ctx: AppContext): Promise<Account | null> {
   const { account } = ctx.deps.config.demoPage;
-  const em = ctx.deps.db.orm.em;
-  if (account) return em.findOne(AccountSchema, { identification: account });
-  const [first] = await em.find(AccountSchema, {}, { orderBy: { id: 'asc' }, limit: 1 });
-  return first ?? null;
+  return findAccountOrFirst(ctx.deps.db.orm.em, account);
 }
 
 function page(account: Account | null, nonce: string, origin: string): string {

@@ -13,6 +13,7 @@ import { Migration20270105000000_operator_accounts } from './Migration2027010500
 import { Migration20270110000000_contact_email } from './Migration20270110000000_contact_email.ts';
 import { Migration20270115000000_switchboard } from './Migration20270115000000_switchboard.ts';
 import { Migration20270115000000_email_replies } from './Migration20270115000000_email_replies.ts';
+import { Migration20270115000000_audit_log } from './Migration20270115000000_audit_log.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -31,4 +32,5 @@ export const migrationsList = [
   { name: 'Migration20270110000000_contact_email', class: Migration20270110000000_contact_email },
   { name: 'Migration20270115000000_switchboard', class: Migration20270115000000_switchboard },
   { name: 'Migration20270115000000_email_replies', class: Migration20270115000000_email_replies },
+  { name: 'Migration20270115000000_audit_log', class: Migration20270115000000_audit_log },
 ];

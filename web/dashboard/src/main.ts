@@ -14,6 +14,7 @@ import { servicePage } from './pages/service.ts';
 import { finishSingleSignOn, resetPasswordPage, secondStep, signInPage } from './pages/sign-in.ts';
 import { mePage } from './pages/me.ts';
 import type { Page } from './page.ts';
+import { auditPage } from './pages/audit.ts';
 import { can } from './permissions.ts';
 import { errorText } from './ui.ts';
 
@@ -27,6 +28,7 @@ const ROUTES: Array<[RegExp, Page]> = [
   [/^#\/accounts\/(\d+)\/inbox\/(\d+)$/, inboxPage],
   [/^#\/operators$/, operatorsPage],
   [/^#\/me$/, mePage],
+  [/^#\/audit$/, auditPage],
 ];
 
 /** A reset link's page: served before, and without, any session. */
@@ -64,6 +66,8 @@ function layout(operator: Me): HTMLElement {
   });
   const links: Array<[string, string]> = [['#/accounts', 'Accounts']];
   if (can(operator.grants, 'operators:manage', null)) links.push(['#/operators', 'Operators']);
+  // audit:read on some account or everywhere: the page shows what it allows.
+  if (operator.grants.some((g) => g.permission === '*' || g.permission === 'audit:read')) links.push(['#/audit', 'Audit log']);
   links.push(['#/me', 'Your account']);
   const header = h(
     'header',
