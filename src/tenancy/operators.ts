@@ -121,15 +121,15 @@ export function normalizeEmail(email: string): string {
 
 export async function createOperator(em: EntityManager, input: NewOperator): Promise<Operator> {
   const passwordHash = await hashPassword(input.password, input.hashCost ?? DEFAULT_HASH_COST);
-  return transaction(em, async (tx) => {
-    const operator = tx.em.create(OperatorSchema, {
+  return em.transactional(async (tx) => {
+    const operator = tx.create(OperatorSchema, {
       email: normalizeEmail(input.email),
       identifier: `op_${alphanumericId(12)}`,
       passwordHash,
     });
-    await tx.em.flush();
+    await tx.flush();
     for (const grant of input.grants) {
-      tx.em.create(OperatorPermissionSchema, { operatorId: operator.id, ...grant });
+      tx.create(OperatorPermissionSchema, { operatorId: operator.id, ...grant });
     }
     return operator;
   });

@@ -1,12 +1,13 @@
 // The handover protocol on the Service API (docs/service-api.md, "The switchboard").
 import { handoverState, handoverStep } from '../../conversations/handover.ts';
-import { AccountSchema, ServiceSchema } from '../../db/entities/index.ts';
 import type { HandoverStep } from '../../presenters/webhook-payloads.ts';
 import { presentHandoverState } from '../../presenters/handover.ts';
 import { presentServiceUser } from '../../presenters/service-user.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
+import { getAccount } from '../../tenancy/accounts.ts';
+import { getService } from '../../tenancy/services.ts';
 import { serviceCaller } from './auth.ts';
 import { userForService } from './caller.ts';
 import { acceptBody, offerBody, passBody, releaseBody, userIdParams } from './schema.ts';
@@ -17,8 +18,8 @@ async function answer(ctx: AppContext, userId: number, changed: boolean | null) 
   const em = ctx.deps.db.orm.em.fork();
   const caller = serviceCaller(ctx);
   const user = await userForService(em, caller, userId);
-  const owner = await em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
-  const { defaultServiceId } = await em.findOneOrFail(AccountSchema, { id: caller.account.id });
+  const owner = await getService(em, user.ownerServiceId);
+  const { defaultServiceId } = await getAccount(em, caller.account.id);
   const state = presentHandoverState(await handoverState(em, user), defaultServiceId ?? null);
   respond(ctx, {
     data: { ...presentServiceUser(user, owner, defaultServiceId ?? null), handover: state, ...(changed === null ? {} : { changed }) },
