@@ -28,6 +28,9 @@ describe('the server process', function () {
   });
 
   it(`starts with no setup (${mode}), keeps its data across a restart and exits cleanly on SIGTERM`, async () => {
+    // Nothing at all, not even the tables: the first start creates and migrates the database.
+    await database.drop();
+    database = await createTestDatabase('proc', { empty: true });
     running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
     const api = client(running.url);
     expect((await api.get('/healthz')).status).to.equal(200);

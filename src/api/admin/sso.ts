@@ -97,7 +97,7 @@ export function ssoRoutes(router: AppRouter): void {
       return backWithError(ctx, publicUrl, err.code);
     }
     if (!identity.email || !identity.emailVerified) return backWithError(ctx, publicUrl, 'email_not_verified');
-    const result = await ssoSignIn(ctx.deps.db.orm.em, identity.email, oidc.createOperators);
+    const result = await ssoSignIn(ctx.deps.db.orm.em, identity.email, oidc.createOperators, ctx.deps.config.security.passwordHashCost);
     if (typeof result === 'string') {
       ctx.state.log.info({ code: result, subject: identity.subject }, 'single sign-on refused');
       return backWithError(ctx, publicUrl, result);
