@@ -189,7 +189,8 @@ describe('delivery engine', function () {
       const body = request.json as { user: number; n: number };
       if (body.user === userA && body.n === 1 && !firstRefused) {
         firstRefused = true;
-        return { status: 503, headers: { 'retry-after': '1' } };
+        // Its retry waits until the operator asks below, however long writing the rest takes.
+        return { status: 503, headers: { 'retry-after': '3600' } };
       }
       return undefined;
     });
@@ -200,6 +201,12 @@ describe('delivery engine', function () {
     for (let n = 1; n <= 5; n++) {
       await enqueueCommitted(sharedServer(), { recipients: [service.id], orderingKey: userB, payload: { user: userB, n } });
     }
+    // A's first refused and B's five sent while it waits; then its retry, asked for now.
+    await receiver.waitFor(6, 20_000);
+    const retried = await client(sharedServer().url).post<{ retried: number }>(`/adminApi/services/${service.id}/deliveries/retry`, {
+      token: await adminToken(),
+    });
+    expect(retried.body.data).to.deep.equal({ retried: 1 });
     await receiver.waitFor(21, 20_000);
     for (const id of ids) await waitForState(sharedServer(), id, 'delivered');
 

@@ -412,7 +412,7 @@ function portOpen(port: number): Promise<boolean> {
 async function demoBanner(running: ServerProcess): Promise<RegExpExecArray> {
   const banner = /operator (\S+) \/ (\S+)\n\s+Account\s+id (\d+), identification (\w+)/;
   // Printed after the "listening" line that startProcess waits for, so perhaps in a later chunk.
-  for (let i = 0; i < 100 && !banner.test(running.output()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 600 && !banner.test(running.output()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
   const found = banner.exec(running.output());
   expect(found, running.output()).to.not.equal(null);
   return found as RegExpExecArray;
