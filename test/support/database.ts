@@ -70,10 +70,13 @@ function migratedTemplate(): Promise<Template> {
       await db.close();
     }
     if (serverUrl) {
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
       return { source: name, remove: () => adminQuery(`drop database if exists "${name}" with (force)`) };
     }
-    return { source: path.join(dataDir, 'pglite'), remove: () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })) };
+    return {
+      source: path.join(dataDir, 'pglite'),
+      remove: () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 })),
+    };
   })();
   return template;
 }
@@ -94,7 +97,7 @@ export async function createTestDatabase(label = 'test', options: { empty?: bool
   const dataDir = tempDir(label);
   if (!serverUrl) {
     if (from) cpSync(from.source, path.join(dataDir, 'pglite'), { recursive: true });
-    const drop = () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true }));
+    const drop = () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 }));
     return { databaseUrl: undefined, dataDir, drop };
   }
   const name = uniqueName(label);
@@ -104,7 +107,7 @@ export async function createTestDatabase(label = 'test', options: { empty?: bool
     dataDir,
     async drop() {
       await adminQuery(`drop database if exists "${name}" with (force)`);
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }
