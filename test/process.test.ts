@@ -11,7 +11,8 @@ import { client } from './support/http.ts';
 import { ROOT, runProcess, startProcess, type ServerProcess } from './support/process.ts';
 
 describe('the server process', function () {
-  this.timeout(120_000);
+  // Several processes per test (the CLI tests start one per command), each a second or two of CPU.
+  this.timeout(300_000);
   let database: TestDatabase;
   let running: ServerProcess | undefined;
 
