@@ -68,7 +68,7 @@ describe('client addresses and trusted proxies', function () {
     try {
       const api = client(server.url);
       const operator = { email: freshEmail('victim'), password: 'the right password' };
-      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [], hashCost: server.config.security.passwordHashCost });
       const statuses: number[] = [];
       for (let i = 0; i < 30; i++) {
         const answer = await api.post('/adminApi/login', {
@@ -95,7 +95,7 @@ describe('client addresses and trusted proxies', function () {
     try {
       const api = client(server.url);
       const operator = { email: freshEmail('many-places'), password: 'the right password' };
-      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [], hashCost: server.config.security.passwordHashCost });
       const answers = [];
       for (let i = 0; i < 5; i++) {
         const json = { email: operator.email, password: `try ${i}` };
@@ -135,7 +135,7 @@ describe('client addresses and trusted proxies', function () {
 
     it('never counts a successful sign-in: 35 in a row from one address all succeed', async () => {
       const operator = { email: freshEmail('walkthrough'), password: 'the right password' };
-      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [], hashCost: server.config.security.passwordHashCost });
       const address = freshAddress();
       const statuses: number[] = [];
       for (let i = 0; i < 35; i++) statuses.push((await login(operator, address)).status);
@@ -144,7 +144,7 @@ describe('client addresses and trusted proxies', function () {
 
     it("limits one address's failures for one email, never the right password from another address", async () => {
       const operator = { email: freshEmail('victim'), password: 'the right password' };
-      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [], hashCost: server.config.security.passwordHashCost });
       const attacker = freshAddress();
       const answers = [];
       for (let i = 0; i < 12; i++) answers.push(await login({ email: operator.email, password: `guess ${i}` }, attacker));
@@ -159,7 +159,7 @@ describe('client addresses and trusted proxies', function () {
 
     it("starts a pair's count over at the right password", async () => {
       const operator = { email: freshEmail('typo'), password: 'the right password' };
-      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [] });
+      await createOperator(server.deps.db.orm.em.fork(), { ...operator, grants: [], hashCost: server.config.security.passwordHashCost });
       const address = freshAddress();
       const wrong = async () => (await login({ email: operator.email, password: 'typo' }, address)).status;
       const statuses: number[] = [];

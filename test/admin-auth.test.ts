@@ -63,6 +63,7 @@ describe('Admin API: login and tokens', () => {
     await createOperator(sharedServer().deps.db.orm.em.fork(), {
       email,
       password: 'limited password',
+      hashCost: sharedServer().config.security.passwordHashCost,
       // A new Service's answer holds its API key: services:edit with conversations:read.
       grants: [
         { accountId: account.id, permission: 'services:edit' },

@@ -29,6 +29,7 @@ describe('Admin API: operations', function () {
       await createOperator(sharedServer().deps.db.orm.em.fork(), {
         email,
         password: 'viewer password',
+        hashCost: sharedServer().config.security.passwordHashCost,
         grants: [{ accountId: t.account.id, permission: 'accounts:read' }],
       });
       const token = (await api().post<{ token: string }>('/adminApi/login', { json: { email, password: 'viewer password' } })).body.data
@@ -216,7 +217,7 @@ describe('Admin API: operations', function () {
         // Fresh emails: with Redis the counts outlive a test run.
         const guessed = `guess-${randomBytes(4).toString('hex')}@palaver.test`;
         const other = { email: `other-${randomBytes(4).toString('hex')}@palaver.test`, password: 'other password' };
-        await createOperator(server.deps.db.orm.em.fork(), { ...other, grants: [] });
+        await createOperator(server.deps.db.orm.em.fork(), { ...other, grants: [], hashCost: server.config.security.passwordHashCost });
         const statuses = [];
         for (let i = 0; i < 5; i++) {
           statuses.push((await serverApi.post('/adminApi/login', { json: { email: guessed, password: `try ${i}` } })).status);

@@ -4,12 +4,13 @@ import { transaction } from '../src/db/tx/run.ts';
 import { expect } from 'chai';
 import { AccountSchema } from '../src/db/entities/index.ts';
 import { enqueue } from '../src/deliveries/outbox.ts';
+import { findDelivery } from '../src/deliveries/listings.ts';
 import { createAccount as createAccountIn } from '../src/tenancy/accounts.ts';
 import { createService as createServiceIn } from '../src/tenancy/services.ts';
-import { enqueueCommitted, sleep, verify, waitForState, webhookId } from './support/deliveries.ts';
+import { claimedBy, closeWhileHeld, enqueueCommitted, sleep, verify, waitForState, webhookId } from './support/deliveries.ts';
 import { adminToken, createAccount, createService } from './support/factories.ts';
 import { client } from './support/http.ts';
-import { Receiver } from './support/receiver.ts';
+import { gate, Receiver } from './support/receiver.ts';
 import { withDatabase } from './support/populate.ts';
 import { sharedServer, startTestServer } from './support/server.ts';
 
@@ -103,8 +104,10 @@ describe('delivery engine', function () {
     const [id] = await enqueueCommitted(sharedServer(), { recipients: [service.id] });
     const row = await waitForState(sharedServer(), id!, 'dead');
     expect(row).to.include({ attempts: 1, lastStatus: 400 });
-    // The whole test schedule is 0.7 s; well past it, still one request.
-    await sleep(1500);
+    // A claim run after the death leaves the row as it was: dead, attempted once, nobody's.
+    await sharedServer().deps.deliveries?.nextClaim();
+    expect(await findDelivery(sharedServer().deps.db.orm.em.fork(), id!)).to.include({ state: 'dead', attempts: 1 });
+    expect(await claimedBy(sharedServer(), id!)).to.equal(null);
     expect(receiver.requests).to.have.length(1);
   });
 
@@ -178,7 +181,8 @@ describe('delivery engine', function () {
       const body = request.json as { user: number; n: number };
       if (body.user === userA && body.n === 1 && !firstRefused) {
         firstRefused = true;
-        return { status: 503, headers: { 'retry-after': '1' } };
+        // Its retry waits until the operator asks below, however long writing the rest takes.
+        return { status: 503, headers: { 'retry-after': '3600' } };
       }
       return undefined;
     });
@@ -189,6 +193,12 @@ describe('delivery engine', function () {
     for (let n = 1; n <= 5; n++) {
       await enqueueCommitted(sharedServer(), { recipients: [service.id], orderingKey: userB, payload: { user: userB, n } });
     }
+    // A's first refused and B's five sent while it waits; then its retry, asked for now.
+    await receiver.waitFor(6, 20_000);
+    const retried = await client(sharedServer().url).post<{ retried: number }>(`/adminApi/services/${service.id}/deliveries/retry`, {
+      token: await adminToken(),
+    });
+    expect(retried.body.data).to.deep.equal({ retried: 1 });
     await receiver.waitFor(21, 20_000);
     for (const id of ids) await waitForState(sharedServer(), id, 'delivered');
 
@@ -222,7 +232,11 @@ describe('delivery engine', function () {
       shown = await api.get(`/adminApi/accounts/${service.accountId}`, { token });
     }
     expect(shown.body.data.services[0]).to.include({ enabled: false, disabledReason: 'webhook_gone' });
-    await sleep(500);
+    // A claim run after the Service was switched off takes none of its deliveries.
+    await sharedServer().deps.deliveries?.nextClaim();
+    for (const id of ids.slice(1))
+      expect(await findDelivery(sharedServer().deps.db.orm.em.fork(), id)).to.include({ state: 'pending', attempts: 0 });
+    for (const id of ids.slice(1)) expect(await claimedBy(sharedServer(), id)).to.equal(null);
     expect(receiver.requests, 'nothing is sent to a disabled Service').to.have.length(1);
 
     const enabled = await api.patch<{ enabled: boolean }>(`/adminApi/services/${service.id}`, {
@@ -330,26 +344,20 @@ describe('delivery engine', function () {
 
   it('gives back a delivery it claimed ahead but did not send when it stops: due again, the attempt not counted', async () => {
     const server = await startTestServer({ webhooks: { maxInFlight: 1, maxPerService: 1 } });
+    const held = gate();
     const ids: string[] = [];
     try {
       const em = server.deps.db.orm.em.fork();
       const account = await createAccountIn(em, { name: 'Claims ahead' });
       const created = await createServiceIn(em, account.id, { name: 'Slow', webhookUrl: `${receiver.url}/hook` });
-      // The first attempt takes a while: the second delivery is claimed meanwhile and waits.
-      receiver.enqueue({ status: 200, delayMs: 700 });
+      // The first attempt is answered only once the node stops: the second is claimed meanwhile and waits.
+      receiver.enqueue({ status: 200, until: held.closed });
       for (const key of [1, 2]) ids.push(...(await enqueueCommitted(server, { recipients: [created?.service.id ?? 0], orderingKey: key })));
       await receiver.waitFor(1);
-      const claimedBy = async () => {
-        const rows = await em
-          .fork()
-          .getConnection()
-          .execute<Array<{ claimed_by: string | null }>>(`select claimed_by from deliveries where id = ?`, [ids[1]]);
-        return rows[0]?.claimed_by ?? null;
-      };
-      for (let i = 0; i < 200 && !(await claimedBy()); i++) await sleep(10);
-      expect(await claimedBy(), 'claimed ahead').to.be.a('string');
+      for (let i = 0; i < 200 && !(await claimedBy(server, ids[1] ?? '')); i++) await sleep(10);
+      expect(await claimedBy(server, ids[1] ?? ''), 'claimed ahead').to.be.a('string');
     } finally {
-      await server.close();
+      await closeWhileHeld(server, held);
     }
     const rows = await withDatabase(server.database, (em) =>
       em

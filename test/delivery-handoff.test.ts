@@ -5,10 +5,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import { createAccount } from '../src/tenancy/accounts.ts';
 import { createService } from '../src/tenancy/services.ts';
-import { enqueueCommitted, waitForState, webhookId } from './support/deliveries.ts';
+import { closeWhileHeld, enqueueCommitted, waitForState, webhookId } from './support/deliveries.ts';
 import { client } from './support/http.ts';
 import { withDatabase } from './support/populate.ts';
-import { Receiver } from './support/receiver.ts';
+import { gate, Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 describe('delivery hand-off', function () {
@@ -54,13 +54,16 @@ describe('delivery hand-off', function () {
 
   it('leases a delivery written ready to its node in the commit that writes it, and sends it without a claim', async () => {
     const serviceId = await start();
-    receiver.always({ status: 200, delayMs: 300 });
+    // Answered only once the rows were read: however slow the machine, the attempts are still in flight then.
+    const held = gate();
+    receiver.always({ status: 200, until: held.closed });
     const ids: string[] = [];
     for (const key of [1, 2, 3]) ids.push(...(await enqueueCommitted(server, { recipients: [serviceId], orderingKey: key })));
     // Read right after each commit: already this node's, its attempt counted.
     const node = server.deps.deliveries?.node;
     expect(node).to.be.a('string');
     for (const id of ids) expect(await row(id)).to.include({ claimed_by: node, attempts: 1 });
+    held.open();
     for (const id of ids) await waitForState(server, id, 'delivered');
     expect(receiver.requests.map(webhookId).sort()).to.deep.equal([...ids].sort());
     expect(await taken()).to.deep.equal({ handoff: 3, claim: 0 });
@@ -68,11 +71,13 @@ describe('delivery hand-off', function () {
 
   it('hands over the next delivery of a chain with the commit that ends the one before it', async () => {
     const serviceId = await start();
-    receiver.always({ status: 200, delayMs: 200 });
+    const held = gate();
+    receiver.always({ status: 200, until: held.closed });
     const ids: string[] = [];
     for (let n = 0; n < 4; n++) ids.push(...(await enqueueCommitted(server, { recipients: [serviceId], orderingKey: 7, payload: { n } })));
     // Only the head was leased; the others wait, unleased, for their turn.
     expect(await row(ids[1] ?? '')).to.include({ claimed_by: null, attempts: 0 });
+    held.open();
     for (const id of ids) await waitForState(server, id, 'delivered');
     expect(receiver.requests.map((r) => (r.json as { n: number }).n)).to.deep.equal([0, 1, 2, 3]);
     expect(await taken()).to.deep.equal({ handoff: 4, claim: 0 });
@@ -81,10 +86,12 @@ describe('delivery hand-off', function () {
   it('leaves what comes while the worker is full to a claim: each sent once, none lost', async () => {
     // Room for two: one in flight, one waiting.
     const serviceId = await start({ maxInFlight: 1, maxPerService: 1 });
-    receiver.always({ status: 200, delayMs: 300 });
+    const held = gate();
+    receiver.always({ status: 200, until: held.closed });
     const ids: string[] = [];
     for (const key of [1, 2, 3, 4]) ids.push(...(await enqueueCommitted(server, { recipients: [serviceId], orderingKey: key })));
     expect(await row(ids[2] ?? '')).to.include({ claimed_by: null, attempts: 0 });
+    held.open();
     for (const id of ids) await waitForState(server, id, 'delivered');
     expect(receiver.requests.map(webhookId).sort()).to.deep.equal([...ids].sort());
     const counts = await taken();
@@ -109,13 +116,15 @@ describe('delivery hand-off', function () {
 
   it('gives back a handed-off delivery it did not send when it stops: due again, the attempt not counted', async () => {
     const serviceId = await start({ maxInFlight: 1, maxPerService: 1 });
-    receiver.enqueue({ status: 200, delayMs: 500 });
+    // The first attempt is answered only once the node is stopping: the second is still waiting then.
+    const held = gate();
+    receiver.enqueue({ status: 200, until: held.closed });
     const ids: string[] = [];
     for (const key of [1, 2]) ids.push(...(await enqueueCommitted(server, { recipients: [serviceId], orderingKey: key })));
     expect(await row(ids[1] ?? '')).to.include({ attempts: 1 });
     await receiver.waitFor(1);
-    await server.close();
     closed = true;
+    await closeWhileHeld(server, held);
     // The second waited behind the first: given back unsent.
     const second = await withDatabase(server.database, (em) => row(ids[1] ?? '', em));
     expect(second).to.include({ state: 'pending', claimed_by: null, attempts: 0 });

@@ -10,7 +10,7 @@ describe('migrations', function () {
   this.timeout(120_000);
 
   (mode === 'postgresql' ? it : it.skip)('apply once, and bootstrap one operator, when several nodes start together', async () => {
-    const database = await createTestDatabase('migr');
+    const database = await createTestDatabase('migr', { empty: true });
     const config = loadConfig({
       env: { NODE_ENV: 'test' },
       overrides: {
@@ -35,7 +35,7 @@ describe('migrations', function () {
   });
 
   it('give every account that existed before the inbox its inbox Service, once', async () => {
-    const database = await createTestDatabase('inboxmigr');
+    const database = await createTestDatabase('inboxmigr', { empty: true });
     const db = await openDatabase(database, createLogger({ logLevel: 'silent' }));
     try {
       const migrator = db.orm.getMigrator();

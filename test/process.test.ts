@@ -11,7 +11,8 @@ import { client } from './support/http.ts';
 import { ROOT, runProcess, startProcess, type ServerProcess } from './support/process.ts';
 
 describe('the server process', function () {
-  this.timeout(120_000);
+  // Several processes per test (the CLI tests start one per command), each a second or two of CPU.
+  this.timeout(300_000);
   let database: TestDatabase;
   let running: ServerProcess | undefined;
 
@@ -28,6 +29,9 @@ describe('the server process', function () {
   });
 
   it(`starts with no setup (${mode}), keeps its data across a restart and exits cleanly on SIGTERM`, async () => {
+    // Nothing at all, not even the tables: the first start creates and migrates the database.
+    await database.drop();
+    database = await createTestDatabase('proc', { empty: true });
     running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
     const api = client(running.url);
     expect((await api.get('/healthz')).status).to.equal(200);
@@ -436,7 +440,7 @@ function portOpen(port: number): Promise<boolean> {
 async function demoBanner(running: ServerProcess): Promise<RegExpExecArray> {
   const banner = /operator (\S+) \/ (\S+)\n\s+Account\s+id (\d+), identification (\w+)/;
   // Printed after the "listening" line that startProcess waits for, so perhaps in a later chunk.
-  for (let i = 0; i < 100 && !banner.test(running.output()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 600 && !banner.test(running.output()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
   const found = banner.exec(running.output());
   expect(found, running.output()).to.not.equal(null);
   return found as RegExpExecArray;

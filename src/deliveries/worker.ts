@@ -57,6 +57,7 @@ export class DeliveryWorker {
   private readonly perBucket = new Map<number, number>();
   private readonly leaseMs: number;
   private stopped = false;
+  private claimWaiters: Array<() => void> = [];
   /**
    * More may be due than this node holds: the last claim was cut short (in all, or for a
    * bucket), or a commit left due deliveries unheld. Hand-offs wait meanwhile, so that what
@@ -131,9 +132,27 @@ export class DeliveryWorker {
     this.wake?.();
   }
 
+  /**
+   * Resolves once a claim that began after this call has run and what it took was handed to the
+   * sender: whatever was due by then is in flight now, or was not taken. Tests assert "nothing more
+   * is sent" after it, on the rows, instead of waiting a while.
+   */
+  nextClaim(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.claimWaiters.push(resolve));
+    this.nudge();
+    return done;
+  }
+
+  /** True from the moment stop() is called: nothing is sent after it but the attempts then in flight. */
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
   /** Stops claiming and waits for the attempts in flight to be sent and recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const resolve of this.claimWaiters.splice(0)) resolve();
     this.wake?.();
     await this.running;
     await this.releaseWaiting(this.waiting.splice(0).map((w) => w.delivery));
@@ -148,14 +167,16 @@ export class DeliveryWorker {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       this.nudged = false;
+      const waiters = this.claimWaiters.splice(0);
       let claimed = 0;
       try {
         claimed = await this.claim();
       } catch (err) {
         this.deps.logger.warn({ err }, 'delivery claim failed; retrying at the next poll');
       }
+      if (!this.stopped) this.pump();
+      for (const resolve of waiters) resolve();
       if (this.stopped) break;
-      this.pump();
       const full = this.inFlight.size + this.waiting.length >= 2 * this.deps.options.maxInFlight;
       if (this.nudged || (claimed > 0 && !full)) continue;
       await this.sleep(this.deps.options.pollIntervalMs);

@@ -19,7 +19,7 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
 }
 
 /** Format: scrypt$N$r$p$salt$hash (base64), so the cost can change without a migration. */
-export async function hashPassword(password: string, cost: number = DEFAULT_HASH_COST): Promise<string> {
+export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = randomBytes(16);
   const N = 2 ** cost;
   const key = await derive(password, salt, { N, r: R, p: P, maxmem: maxmemFor(N, R) });
@@ -48,7 +48,7 @@ export function needsRehash(stored: string, cost: number): boolean {
 const dummies = new Map<number, Promise<string>>();
 
 /** Verifying against this when no operator matches keeps unknown emails as slow as wrong passwords. */
-export function dummyPasswordHash(cost: number = DEFAULT_HASH_COST): Promise<string> {
+export function dummyPasswordHash(cost: number): Promise<string> {
   let dummy = dummies.get(cost);
   if (!dummy) {
     dummy = hashPassword(randomBytes(16).toString('hex'), cost);

@@ -12,7 +12,7 @@ import {
   type Operator,
   type OperatorSession,
 } from '../db/entities/index.ts';
-import { DEFAULT_HASH_COST, dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../security/passwords.ts';
+import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../security/passwords.ts';
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
 import { notify, operatorChanged } from '../conversations/notices.ts';
 import { isPermission, type Grant } from './permissions.ts';
@@ -71,8 +71,8 @@ export interface NewOperator {
   email: string;
   password: string;
   grants: Grant[];
-  /** log2 of scrypt's N (config `security.passwordHashCost`). */
-  hashCost?: number;
+  /** log2 of scrypt's N: always the configuration's `security.passwordHashCost`, never a default. */
+  hashCost: number;
 }
 
 /** Where a sign-in comes from, shown to the operator in their list of sessions. */
@@ -120,7 +120,7 @@ export function normalizeEmail(email: string): string {
 }
 
 export async function createOperator(em: EntityManager, input: NewOperator): Promise<Operator> {
-  const passwordHash = await hashPassword(input.password, input.hashCost ?? DEFAULT_HASH_COST);
+  const passwordHash = await hashPassword(input.password, input.hashCost);
   return em.transactional(async (tx) => {
     const operator = tx.create(OperatorSchema, {
       email: normalizeEmail(input.email),

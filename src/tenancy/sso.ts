@@ -27,6 +27,7 @@ async function findOrCreate(
   em: EntityManager,
   email: string,
   grants: Grant[] | false,
+  hashCost: number,
 ): Promise<{ operator: Operator; created: boolean } | 'sso_grants_invalid' | null> {
   const existing = await em.findOne(OperatorSchema, { email: normalizeEmail(email) });
   if (existing) return { operator: existing, created: false };
@@ -34,7 +35,7 @@ async function findOrCreate(
   try {
     // A password nobody knows: this operator signs in through the provider (an operator with
     // operators:manage or the CLI can still give them one).
-    return { operator: await createOperator(em.fork(), { email, password: newToken('unusable'), grants }), created: true };
+    return { operator: await createOperator(em.fork(), { email, password: newToken('unusable'), grants, hashCost }), created: true };
   } catch (err) {
     if (err instanceof ForeignKeyConstraintViolationException) return 'sso_grants_invalid';
     // The same person finishing two sign-ins at once: the other one created them.
@@ -45,8 +46,8 @@ async function findOrCreate(
 }
 
 /** For a verified email: the operator's one-time code, or why there is none. */
-export async function ssoSignIn(em: EntityManager, email: string, grants: Grant[] | false): Promise<SsoSignIn> {
-  const found = await findOrCreate(em, email, grants);
+export async function ssoSignIn(em: EntityManager, email: string, grants: Grant[] | false, hashCost: number): Promise<SsoSignIn> {
+  const found = await findOrCreate(em, email, grants, hashCost);
   if (!found) return 'operator_not_found';
   if (found === 'sso_grants_invalid') return found;
   if (found.operator.disabledAt) return 'operator_disabled';

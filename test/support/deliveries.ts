@@ -29,6 +29,26 @@ export async function waitForState(server: TestServer, id: string, state: Delive
   }
 }
 
+/**
+ * Closes the server, and opens `held` (answers a Receiver holds, see gate()) once its delivery
+ * worker is stopping: the attempts held are in flight at the stop, however slow the machine.
+ */
+export async function closeWhileHeld(server: TestServer, held: { open(): void }): Promise<void> {
+  const closing = server.close();
+  while (server.deps.deliveries && !server.deps.deliveries.stopping) await new Promise((r) => setImmediate(r));
+  held.open();
+  await closing;
+}
+
+/** Who holds the delivery's lease (a node), or null. */
+export async function claimedBy(server: TestServer, id: string): Promise<string | null> {
+  const rows = await server.deps.db.orm.em
+    .fork()
+    .getConnection()
+    .execute<Array<{ claimed_by: string | null }>>(`select claimed_by from deliveries where id = ?`, [id]);
+  return rows[0]?.claimed_by ?? null;
+}
+
 /** What a Service does with our request: verify it with the Standard Webhooks library. */
 export function verify(secret: string, request: Received, body = request.body): unknown {
   return new Webhook(secret).verify(body, {

@@ -21,10 +21,19 @@ export interface Reply {
   headers?: Record<string, string>;
   body?: string;
   delayMs?: number;
+  /** Answer once this settles: an attempt kept in flight for exactly as long as the test needs (see gate()). */
+  until?: Promise<unknown>;
   /** Never answer; the connection stays open until the client gives up or the receiver closes. */
   hang?: boolean;
   /** Send the status line, headers and part of the body, then stop: never end it, or reset the connection. */
   cutBody?: 'hang' | 'reset';
+}
+
+/** A promise and its release: `{ until: gate.closed }` holds answers until `gate.open()`. */
+export function gate(): { closed: Promise<void>; open(): void } {
+  let open = () => {};
+  const closed = new Promise<void>((resolve) => (open = resolve));
+  return { closed, open };
 }
 
 export class Receiver {
@@ -143,7 +152,8 @@ export class Receiver {
       res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
       res.end(reply.body ?? '{}');
     };
-    if (reply.delayMs) setTimeout(send, reply.delayMs);
+    if (reply.until) void reply.until.finally(() => (reply.delayMs ? setTimeout(send, reply.delayMs) : send()));
+    else if (reply.delayMs) setTimeout(send, reply.delayMs);
     else send();
   }
 }

@@ -120,7 +120,7 @@ export const ssoRoutes: AdminRoute[] = [
         await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), null, 'email_not_verified');
         return backWithError(ctx, publicUrl, 'email_not_verified');
       }
-      const result = await ssoSignIn(ctx.deps.db.orm.em, identity.email, oidc.createOperators);
+      const result = await ssoSignIn(ctx.deps.db.orm.em, identity.email, oidc.createOperators, ctx.deps.config.security.passwordHashCost);
       if (typeof result === 'string') {
         ctx.state.log.info({ code: result, subject: identity.subject }, 'single sign-on refused');
         await recordSsoRefusal(ctx.deps.db.orm.em, loginOptions(ctx), identity.email, result);
