@@ -7,6 +7,8 @@
 // The result is the largest N whose p99 stays under 250 ms with no error.
 import { readFileSync } from 'node:fs';
 import { io, type Socket } from 'socket.io-client';
+import path from 'node:path';
+import { heapSnapshot, memoryAfterGc } from './inspector.ts';
 import { percentile } from './load.ts';
 import type { BenchPalaver } from './palaver.ts';
 import { progress, type Metric } from './support.ts';
@@ -18,6 +20,10 @@ export interface CapacityOptions {
   stepSeconds: number;
   /** The p99 a step must stay under to count. */
   p99LimitMs: number;
+  /** The server's inspector: the live heap after a full GC is read at the end of each step. */
+  inspectPort?: number;
+  /** With the inspector, a heap snapshot of the server at the end of each step goes here. */
+  snapshotDir?: string;
 }
 
 interface Conversation {
@@ -35,6 +41,21 @@ interface StepResult {
   p99_ms: number;
   server_cpu_percent: number;
   server_rss_mb: number;
+  server_rss_bytes: number;
+  /** The server's live heap after a full GC, at the end of the step (with the inspector). */
+  server_heap_mb?: number;
+  server_heap_bytes?: number;
+  /** As the step ends, before that GC: the V8 heap reserved, and the memory Buffers hold outside it. */
+  server_busy_heap_total_mb?: number;
+  server_busy_external_mb?: number;
+}
+
+/** Growth of the server's memory per conversation added between two steps (bytes). */
+interface Growth {
+  from: number;
+  to: number;
+  rss_bytes: number;
+  heap_bytes?: number;
 }
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,10 +67,12 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-function rssMb(pid: number): number {
+function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match?.[1] ? Math.round(Number(match[1]) / 1024) : 0;
+  return match?.[1] ? Number(match[1]) * 1024 : 0;
 }
+
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 /**
  * Registers a device; false when it could not be done. A connection the server closed as idle
@@ -175,12 +198,27 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
         p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
         p99_ms: Math.round(percentile(sorted, 99) * 10) / 10,
         server_cpu_percent: Math.round(cpu * 100),
-        server_rss_mb: rssMb(pid),
+        server_rss_mb: 0,
+        server_rss_bytes: rssBytes(pid),
       };
+      step.server_rss_mb = mb(step.server_rss_bytes);
+      if (options.inspectPort) {
+        const busy = await memoryAfterGc(options.inspectPort, false);
+        step.server_busy_heap_total_mb = mb(busy.heapTotal);
+        step.server_busy_external_mb = mb(busy.external);
+        step.server_heap_bytes = (await memoryAfterGc(options.inspectPort)).heap;
+        step.server_heap_mb = mb(step.server_heap_bytes);
+        if (options.snapshotDir) {
+          await heapSnapshot(options.inspectPort, path.join(options.snapshotDir, `capacity-${step.conversations}.heapsnapshot`));
+        }
+      }
       steps.push(step);
       progress(
         `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.errors} errors, ` +
-          `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, RSS ${step.server_rss_mb} MB`,
+          `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, RSS ${step.server_rss_mb} MB` +
+          (step.server_heap_mb === undefined
+            ? ''
+            : `, heap after GC ${step.server_heap_mb} MB (before: reserved ${step.server_busy_heap_total_mb} MB, external ${step.server_busy_external_mb} MB)`),
       );
       // Past the limit by far: larger steps would only measure a queue.
       if (step.errors > step.sent * 0.05 || step.p99_ms > options.p99LimitMs * 8) break;
@@ -193,9 +231,26 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
   }
   const held = steps.filter((s) => s.errors === 0 && s.sent > 0 && s.p99_ms < options.p99LimitMs);
   const best = held.at(-1);
+  // RSS grows with the conversations (their sockets, feeds, kept callers, buffers); read busy,
+  // as /proc has it at the end of each step, the growth per added conversation between steps.
+  const growth: Growth[] = steps.slice(1).map((step, i) => {
+    const prev = steps[i] as StepResult;
+    const added = Math.max(step.conversations - prev.conversations, 1);
+    const heap =
+      step.server_heap_bytes !== undefined && prev.server_heap_bytes !== undefined
+        ? { heap_bytes: Math.round((step.server_heap_bytes - prev.server_heap_bytes) / added) }
+        : {};
+    return {
+      from: prev.conversations,
+      to: step.conversations,
+      rss_bytes: Math.round((step.server_rss_bytes - prev.server_rss_bytes) / added),
+      ...heap,
+    };
+  });
   return {
     value: best?.conversations ?? 0,
     unit: `conversations (p99 < ${options.p99LimitMs} ms, no error)`,
     steps,
+    growth,
   };
 }

@@ -42,6 +42,9 @@ const { values } = parseArgs({
 });
 const number = (name: keyof typeof values) => Number(values[name]);
 
+type CapacityGrowth = { from: number; to: number; rss_bytes: number; heap_bytes?: number };
+let capacityGrowth: CapacityGrowth[] = [];
+
 interface Shared {
   palaver: BenchPalaver;
   databaseUrl: string;
@@ -71,20 +74,26 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
   e2e_latency: ({ palaver, receiver }) => benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
   capacity: async () => {
     const steps = (values.full ? '500,1000,2000,3000,4000,5000,6000,8000' : String(values['capacity-steps'])).split(',').map(Number);
-    const options = { steps, stepSeconds: values.full ? 30 : Number(values['capacity-seconds']), p99LimitMs: 250 };
+    const options = {
+      steps,
+      stepSeconds: values.full ? 30 : Number(values['capacity-seconds']),
+      p99LimitMs: 250,
+      snapshotDir: process.env.BENCH_HEAP_SNAPSHOTS,
+    };
     const service = await startHelper('scripts/bench/capacity-service.ts');
     const serviceUrl = `http://127.0.0.1:${service.port}`;
     const run = async (mode: 'postgresql' | 'embedded') => {
       const database = mode === 'postgresql' ? await freshDatabase('capacity') : undefined;
       const dataDir = mode === 'embedded' ? mkdtempSync(path.join(os.tmpdir(), 'palaver-capacity-')) : undefined;
-      const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir });
+      const inspectPort = await freePort();
+      const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir, inspectPort });
       try {
         await fetch(`${serviceUrl}/configure`, {
           method: 'POST',
           body: JSON.stringify({ palaverUrl: palaver.url, apiKey: palaver.service.apiKey }),
         });
         process.stderr.write(`  (${mode})\n`);
-        return await benchCapacity(palaver, options);
+        return await benchCapacity(palaver, { ...options, inspectPort });
       } finally {
         await palaver.stop();
         await database?.drop();
@@ -97,10 +106,23 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       if (!first) throw new Error('no capacity mode');
       const result: Metric = { ...(await run(first)), mode: first };
       for (const mode of others) result[mode] = await run(mode);
+      capacityGrowth = result.growth as CapacityGrowth[];
       return result;
     } finally {
       service.stop();
     }
+  },
+  // The RSS each busy conversation adds, from the capacity steps (run it with capacity).
+  rss_per_conversation: () => {
+    const [first, ...more] = capacityGrowth;
+    if (!first) throw new Error('rss_per_conversation comes from the capacity steps: run capacity with two steps or more');
+    // The first pair of steps: later steps may be past the knee, where queues (not conversations) grow.
+    return Promise.resolve({
+      value: first.rss_bytes,
+      unit: `bytes RSS per busy conversation (${first.from} → ${first.to})`,
+      heap_bytes: first.heap_bytes,
+      later: more,
+    });
   },
   // Processes of their own, each with its inspector: no garbage from the other benchmarks in
   // the heap figures, which are read after a full collection.
