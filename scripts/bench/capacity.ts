@@ -10,7 +10,7 @@ import { io, type Socket } from 'socket.io-client';
 import path from 'node:path';
 import { heapSnapshot, memoryAfterGc } from './inspector.ts';
 import { percentile } from './load.ts';
-import type { BenchPalaver } from './palaver.ts';
+import { metricsOf, type BenchPalaver } from './palaver.ts';
 import { progress, type Metric } from './support.ts';
 
 export interface CapacityOptions {
@@ -48,6 +48,8 @@ interface StepResult {
   server_cpu_percent: number;
   server_rss_mb: number;
   server_rss_bytes: number;
+  /** Webhooks due and not yet sent as the step ends: the Service's answers wait behind them. */
+  outbox_pending: number;
   /** The server's live heap after a full GC, at the end of the step (with the inspector). */
   server_heap_mb?: number;
   server_heap_bytes?: number;
@@ -206,6 +208,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
     await tick(options.stepSeconds * 1000);
     measuring = false;
     const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
+    const outboxPending = (await metricsOf(palaver.url)).palaver_deliveries_pending ?? 0;
     // Answers to the last sends of the window may still be on their way.
     for (let waited = 0; waited < answerWaitMs && pending.size > 0; waited += 100) await tick(100);
     const unanswered = pending.size;
@@ -222,6 +225,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
       server_cpu_percent: Math.round(cpu * 100),
       server_rss_mb: 0,
       server_rss_bytes: rssBytes(pid),
+      outbox_pending: outboxPending,
     };
     step.server_rss_mb = mb(step.server_rss_bytes);
     if (options.inspectPort) {
@@ -237,7 +241,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
     progress(
       `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.refused} refused, ` +
         `${step.unanswered} unanswered, ${step.errors} errors in all, ` +
-        `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, RSS ${step.server_rss_mb} MB` +
+        `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, outbox ${step.outbox_pending}, RSS ${step.server_rss_mb} MB` +
         (step.server_heap_mb === undefined
           ? ''
           : `, heap after GC ${step.server_heap_mb} MB (before: reserved ${step.server_busy_heap_total_mb} MB, external ${step.server_busy_external_mb} MB)`),
