@@ -145,7 +145,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       : undefined;
     const em = () => db.orm.em.fork();
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
-    const admission = new Admission(config.client.admission);
+    const admission = new Admission(config.client.admission, () => metrics.clientWritesRefused.inc());
+    metrics.clientWritesInFlight.read = () => admission.writesInFlight;
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });

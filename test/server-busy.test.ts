@@ -88,6 +88,11 @@ describe('admission of client writes (server_busy)', function () {
       expect(answer.body.notifications.map((n) => n.message)).to.include('server_busy');
     }
     expect((await stored(server, userId)).sort()).to.deep.equal(accepted.sort());
+    // Counted for the operators (the socket test's refusals before these).
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const counted = Number(/^palaver_client_writes_refused_total (\d+)$/m.exec(metrics)?.[1]);
+    expect(counted).to.be.at.least(refused.length);
+    expect(metrics).to.match(/^palaver_client_writes_in_flight 0$/m);
     expect((await widget.send('after the burst')).status).to.equal(200);
   });
 });

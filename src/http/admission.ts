@@ -18,10 +18,12 @@ export interface AdmissionOptions {
 
 export class Admission {
   private inFlight = 0;
-  /** Writes refused since the node started (the metrics read it). */
-  refused = 0;
 
-  constructor(private readonly options: AdmissionOptions) {}
+  constructor(
+    private readonly options: AdmissionOptions,
+    /** Told of each refusal (the metrics count them). */
+    private readonly onRefused: () => void = () => undefined,
+  ) {}
 
   /**
    * Takes a place for one client write, counted synchronously so that a burst cannot pass the
@@ -30,7 +32,7 @@ export class Admission {
    */
   enter(): () => void {
     if (this.inFlight >= this.options.maxWritesInFlight) {
-      this.refused += 1;
+      this.onRefused();
       throw serverBusy(this.options.retryAfterSeconds);
     }
     this.inFlight += 1;
