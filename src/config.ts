@@ -288,6 +288,13 @@ const schema = z
       addressRateLimit: rateLimit,
       /** Open sockets per client address on one node; more are refused (too_many_connections). */
       maxSocketsPerAddress: z.coerce.number().int().positive(),
+      /** A node's admission of client writes (http/admission.ts): past the bound, 503 server_busy. */
+      admission: z.object({
+        /** Client writes in progress on one node beyond which more are refused at once. */
+        maxWritesInFlight: z.coerce.number().int().positive(),
+        /** The wait a refusal asks for (Retry-After, data.retryAfter), in seconds. */
+        retryAfterSeconds: z.coerce.number().int().positive(),
+      }),
     }),
     demo: booleanLike,
     /**

@@ -1,3 +1,4 @@
+import type { Admission } from './http/admission.ts';
 import type { Redis } from 'ioredis';
 import type { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
@@ -35,6 +36,8 @@ export interface AppDeps {
   /** Who is calling the Service API (its keys, kept until their account changes). */
   serviceCallers: ServiceCallers;
   media: MediaStorage;
+  /** This node's bound on client writes in progress (503 server_busy past it). */
+  admission: Admission;
   /** Client API writes per device. */
   writeLimiter: RateLimiterAbstract;
   /** Client API writes per client address (addresses.ts). */

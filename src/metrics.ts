@@ -18,6 +18,10 @@ export interface Metrics {
   messageBatchSize: Histogram<'writer'>;
   /** Rate-limit calls answered from this node's memory because Redis failed, by limiter. */
   redisFallbacks: Counter<'limiter'>;
+  /** Client writes refused with 503 server_busy (http/admission.ts). */
+  clientWritesRefused: Counter;
+  /** Reads this node's client writes in progress at each scrape (set once the admission exists). */
+  clientWritesInFlight: { read: () => number };
 }
 
 /** `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all nodes. */
@@ -89,6 +93,20 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(await pendingDeliveries());
     },
   });
+  const clientWritesRefused = new Counter({
+    name: 'palaver_client_writes_refused_total',
+    help: 'Client API writes this node refused with 503 server_busy (too many in progress)',
+    registers: [registry],
+  });
+  const clientWritesInFlight = { read: () => 0 };
+  new Gauge({
+    name: 'palaver_client_writes_in_flight',
+    help: 'Client API writes in progress on this node (admitted, not yet answered)',
+    registers: [registry],
+    collect() {
+      this.set(clientWritesInFlight.read());
+    },
+  });
   return {
     registry,
     httpDuration,
@@ -100,5 +118,7 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     emailReplies,
     messageBatchSize,
     redisFallbacks,
+    clientWritesRefused,
+    clientWritesInFlight,
   };
 }

@@ -1,6 +1,7 @@
 // Builds one running Palaver: the HTTP port (bound first), database (migrated), bootstrap, Koa
 // app, the delivery worker, and a close() that stops accepting, lets in-flight requests and webhook
 // attempts finish and closes the database.
+import { Admission } from './http/admission.ts';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -149,6 +150,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       : undefined;
     const em = () => db.orm.em.fork();
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
+    const admission = new Admission(config.client.admission, () => metrics.clientWritesRefused.inc());
+    metrics.clientWritesInFlight.read = () => admission.writesInFlight;
     const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
@@ -165,6 +168,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
       redis,
       typing,
+      admission,
       writeLimiter,
       addressWriteLimiter,
       trustedProxies,
@@ -203,6 +207,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       callers,
       serviceCallers,
       media: new DiskMediaStorage(path.resolve(config.dataDir, 'media')),
+      admission,
       writeLimiter,
       addressWriteLimiter,
       loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis, redisFallback),

@@ -7,8 +7,10 @@
 // The result is the largest N whose p99 stays under 250 ms with no error.
 import { readFileSync } from 'node:fs';
 import { io, type Socket } from 'socket.io-client';
+import path from 'node:path';
+import { heapSnapshot, memoryAfterGc } from './inspector.ts';
 import { percentile } from './load.ts';
-import type { BenchPalaver } from './palaver.ts';
+import { metricsOf, type BenchPalaver } from './palaver.ts';
 import { progress, type Metric } from './support.ts';
 
 export interface CapacityOptions {
@@ -18,6 +20,12 @@ export interface CapacityOptions {
   stepSeconds: number;
   /** The p99 a step must stay under to count. */
   p99LimitMs: number;
+  /** After the rising steps: a step at twice the largest held, then one back at it (recovery). */
+  overload: boolean;
+  /** The server's inspector: the live heap after a full GC is read at the end of each step. */
+  inspectPort?: number;
+  /** With the inspector, a heap snapshot of the server at the end of each step goes here. */
+  snapshotDir?: string;
 }
 
 interface Conversation {
@@ -31,10 +39,31 @@ interface StepResult {
   sent: number;
   answered: number;
   errors: number;
+  /** Refused explicitly (server_busy); counted in errors. */
+  refused: number;
+  /** Acknowledged, and no answer came within the wait; counted in errors. */
+  unanswered: number;
   p50_ms: number;
   p99_ms: number;
   server_cpu_percent: number;
   server_rss_mb: number;
+  server_rss_bytes: number;
+  /** Webhooks due and not yet sent as the step ends: the Service's answers wait behind them. */
+  outbox_pending: number;
+  /** The server's live heap after a full GC, at the end of the step (with the inspector). */
+  server_heap_mb?: number;
+  server_heap_bytes?: number;
+  /** As the step ends, before that GC: the V8 heap reserved, and the memory Buffers hold outside it. */
+  server_busy_heap_total_mb?: number;
+  server_busy_external_mb?: number;
+}
+
+/** Growth of the server's memory per conversation added between two steps (bytes). */
+interface Growth {
+  from: number;
+  to: number;
+  rss_bytes: number;
+  heap_bytes?: number;
 }
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,10 +75,12 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-function rssMb(pid: number): number {
+function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match?.[1] ? Math.round(Number(match[1]) / 1024) : 0;
+  return match?.[1] ? Number(match[1]) * 1024 : 0;
 }
+
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 /**
  * Registers a device; false when it could not be done. A connection the server closed as idle
@@ -84,6 +115,10 @@ function connectOne(url: string, identification: string): Promise<Socket | null>
   });
 }
 
+function heldSteps(steps: StepResult[], p99LimitMs: number): StepResult[] {
+  return steps.filter((s) => s.errors === 0 && s.sent > 0 && s.p99_ms < p99LimitMs);
+}
+
 export async function benchCapacity(palaver: BenchPalaver, options: CapacityOptions): Promise<Metric> {
   const pid = palaver.child.pid;
   if (!pid) throw new Error('palaver has no pid');
@@ -92,6 +127,8 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
   const pending = new Map<string, bigint>();
   let latencies: number[] = [];
   let errors = 0;
+  /** Sends refused with server_busy (a widget sends them again after retryAfter). */
+  let refused = 0;
   /** Conversations of the current step that could not be opened (device or socket refused). */
   let unopened = 0;
   let sent = 0;
@@ -106,8 +143,13 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
           pending.set(text, process.hrtime.bigint());
           sent += 1;
         }
-        c.socket.emit('message', { message: text }, (answer: { status?: string }) => {
-          if (answer.status !== 'SUCCESS' && measuring) errors += 1;
+        const counted = measuring;
+        c.socket.emit('message', { message: text }, (answer: { status?: string; notifications?: Array<{ message: string }> }) => {
+          if (!counted || answer.status === 'SUCCESS') return;
+          // Refused explicitly (the node is full): not written, so no answer will come.
+          pending.delete(text);
+          if (answer.notifications?.some((n) => n.message === 'server_busy')) refused += 1;
+          else errors += 1;
         });
         schedule(c, index);
       },
@@ -145,7 +187,71 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
     }
   };
 
+  /** Closes conversations from the end until `count` are left. */
+  const close = (count: number) => {
+    for (const c of conversations.splice(count)) {
+      clearTimeout(c.timer);
+      c.socket.disconnect();
+    }
+  };
+
+  /** One step at the conversations open now; `answerWaitMs`: how long late answers are waited for. */
+  const measure = async (answerWaitMs: number): Promise<StepResult> => {
+    latencies = [];
+    errors = 0;
+    refused = 0;
+    sent = 0;
+    pending.clear();
+    const cpu0 = cpuSeconds(pid);
+    const t0 = Date.now();
+    measuring = true;
+    await tick(options.stepSeconds * 1000);
+    measuring = false;
+    const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
+    const outboxPending = (await metricsOf(palaver.url)).palaver_deliveries_pending ?? 0;
+    // Answers to the last sends of the window may still be on their way.
+    for (let waited = 0; waited < answerWaitMs && pending.size > 0; waited += 100) await tick(100);
+    const unanswered = pending.size;
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const step: StepResult = {
+      conversations: conversations.length,
+      sent,
+      answered: sorted.length,
+      errors: errors + unanswered + unopened + refused,
+      refused,
+      unanswered,
+      p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
+      p99_ms: Math.round(percentile(sorted, 99) * 10) / 10,
+      server_cpu_percent: Math.round(cpu * 100),
+      server_rss_mb: 0,
+      server_rss_bytes: rssBytes(pid),
+      outbox_pending: outboxPending,
+    };
+    step.server_rss_mb = mb(step.server_rss_bytes);
+    if (options.inspectPort) {
+      const busy = await memoryAfterGc(options.inspectPort, false);
+      step.server_busy_heap_total_mb = mb(busy.heapTotal);
+      step.server_busy_external_mb = mb(busy.external);
+      step.server_heap_bytes = (await memoryAfterGc(options.inspectPort)).heap;
+      step.server_heap_mb = mb(step.server_heap_bytes);
+      if (options.snapshotDir) {
+        await heapSnapshot(options.inspectPort, path.join(options.snapshotDir, `capacity-${step.conversations}.heapsnapshot`));
+      }
+    }
+    progress(
+      `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.refused} refused, ` +
+        `${step.unanswered} unanswered, ${step.errors} errors in all, ` +
+        `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, outbox ${step.outbox_pending}, RSS ${step.server_rss_mb} MB` +
+        (step.server_heap_mb === undefined
+          ? ''
+          : `, heap after GC ${step.server_heap_mb} MB (before: reserved ${step.server_busy_heap_total_mb} MB, external ${step.server_busy_external_mb} MB)`),
+    );
+    return step;
+  };
+
   const steps: StepResult[] = [];
+  let overload: StepResult | undefined;
+  let recovery: StepResult | undefined;
   try {
     for (const target of options.steps) {
       progress(`capacity: opening conversations up to ${target}`);
@@ -153,37 +259,26 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
       await open(target - conversations.length);
       // Let the new conversations reach their pace before measuring.
       await tick(5000);
-      latencies = [];
-      errors = 0;
-      sent = 0;
-      pending.clear();
-      const cpu0 = cpuSeconds(pid);
-      const t0 = Date.now();
-      measuring = true;
-      await tick(options.stepSeconds * 1000);
-      measuring = false;
-      const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
-      // Answers to the last sends of the window may still be on their way.
-      for (let i = 0; i < 100 && pending.size > 0; i++) await tick(100);
-      const unanswered = pending.size;
-      const sorted = [...latencies].sort((a, b) => a - b);
-      const step: StepResult = {
-        conversations: conversations.length,
-        sent,
-        answered: sorted.length,
-        errors: errors + unanswered + unopened,
-        p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
-        p99_ms: Math.round(percentile(sorted, 99) * 10) / 10,
-        server_cpu_percent: Math.round(cpu * 100),
-        server_rss_mb: rssMb(pid),
-      };
+      const step = await measure(10_000);
       steps.push(step);
-      progress(
-        `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.errors} errors, ` +
-          `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, RSS ${step.server_rss_mb} MB`,
-      );
       // Past the limit by far: larger steps would only measure a queue.
       if (step.errors > step.sent * 0.05 || step.p99_ms > options.p99LimitMs * 8) break;
+    }
+    // Twice the capacity: answers must keep coming (later), refusals be explicit, nothing
+    // acknowledged go unanswered; then back at the capacity, the node must recover by itself.
+    const knee = heldSteps(steps, options.p99LimitMs).at(-1)?.conversations;
+    if (options.overload && knee) {
+      progress(`capacity: overload, opening conversations up to ${knee * 2} (twice the ${knee} held)`);
+      unopened = 0;
+      await open(knee * 2 - conversations.length);
+      await tick(5000);
+      // Acknowledged answers are waited for up to a minute: late is not lost.
+      overload = await measure(60_000);
+      close(knee);
+      progress(`capacity: back to ${knee} conversations`);
+      await tick(10_000);
+      unopened = 0;
+      recovery = await measure(10_000);
     }
   } finally {
     for (const c of conversations) {
@@ -191,11 +286,44 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
       c.socket.disconnect();
     }
   }
-  const held = steps.filter((s) => s.errors === 0 && s.sent > 0 && s.p99_ms < options.p99LimitMs);
-  const best = held.at(-1);
+  const best = heldSteps(steps, options.p99LimitMs).at(-1);
+  // RSS grows with the conversations (their sockets, feeds, kept callers, buffers); read busy,
+  // as /proc has it at the end of each step, the growth per added conversation between steps.
+  const growth: Growth[] = steps.slice(1).map((step, i) => {
+    const prev = steps[i] as StepResult;
+    const added = Math.max(step.conversations - prev.conversations, 1);
+    const heap =
+      step.server_heap_bytes !== undefined && prev.server_heap_bytes !== undefined
+        ? { heap_bytes: Math.round((step.server_heap_bytes - prev.server_heap_bytes) / added) }
+        : {};
+    return {
+      from: prev.conversations,
+      to: step.conversations,
+      rss_bytes: Math.round((step.server_rss_bytes - prev.server_rss_bytes) / added),
+      ...heap,
+    };
+  });
   return {
     value: best?.conversations ?? 0,
     unit: `conversations (p99 < ${options.p99LimitMs} ms, no error)`,
     steps,
+    growth,
+    ...(overload && recovery
+      ? {
+          overload: {
+            conversations: overload.conversations,
+            sent: overload.sent,
+            answered: overload.answered,
+            refused: overload.refused,
+            // Acknowledged as stored, and no answer within a minute.
+            lost: overload.unanswered,
+            other_errors: overload.errors - overload.refused - overload.unanswered,
+            p50_ms: overload.p50_ms,
+            p99_ms: overload.p99_ms,
+          },
+          recovered: recovery.errors === 0 && recovery.p99_ms < options.p99LimitMs,
+          recovery,
+        }
+      : {}),
   };
 }

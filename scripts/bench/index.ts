@@ -31,6 +31,8 @@ const { values } = parseArgs({
     // The target (5,000) is a default step, so that the default run says whether it holds.
     'capacity-steps': { type: 'string', default: '1000,3000,5000' },
     'capacity-seconds': { type: 'string', default: '20' },
+    /** The p99 a step must stay under to count as held (250 ms, the target; a busy machine may need more to find its knee). */
+    'capacity-p99': { type: 'string', default: '250' },
     /** postgresql, embedded, or both (the default run measures PostgreSQL; --full both). */
     'capacity-modes': { type: 'string', default: 'postgresql' },
     'inbox-conversations': { type: 'string', default: '100000' },
@@ -38,9 +40,14 @@ const { values } = parseArgs({
     'inbox-answers': { type: 'string', default: '100' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
     full: { type: 'boolean', default: false },
+    // The capacity bench's step at twice the capacity and back (on unless this is given).
+    'no-overload': { type: 'boolean', default: false },
   },
 });
 const number = (name: keyof typeof values) => Number(values[name]);
+
+type CapacityGrowth = { from: number; to: number; rss_bytes: number; heap_bytes?: number };
+let capacityGrowth: CapacityGrowth[] = [];
 
 interface Shared {
   palaver: BenchPalaver;
@@ -71,20 +78,27 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
   e2e_latency: ({ palaver, receiver }) => benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
   capacity: async () => {
     const steps = (values.full ? '500,1000,2000,3000,4000,5000,6000,8000' : String(values['capacity-steps'])).split(',').map(Number);
-    const options = { steps, stepSeconds: values.full ? 30 : Number(values['capacity-seconds']), p99LimitMs: 250 };
+    const options = {
+      steps,
+      stepSeconds: values.full ? 30 : Number(values['capacity-seconds']),
+      p99LimitMs: Number(values['capacity-p99']),
+      overload: !values['no-overload'],
+      snapshotDir: process.env.BENCH_HEAP_SNAPSHOTS,
+    };
     const service = await startHelper('scripts/bench/capacity-service.ts');
     const serviceUrl = `http://127.0.0.1:${service.port}`;
     const run = async (mode: 'postgresql' | 'embedded') => {
       const database = mode === 'postgresql' ? await freshDatabase('capacity') : undefined;
       const dataDir = mode === 'embedded' ? mkdtempSync(path.join(os.tmpdir(), 'palaver-capacity-')) : undefined;
-      const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir });
+      const inspectPort = await freePort();
+      const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir, inspectPort });
       try {
         await fetch(`${serviceUrl}/configure`, {
           method: 'POST',
           body: JSON.stringify({ palaverUrl: palaver.url, apiKey: palaver.service.apiKey }),
         });
         process.stderr.write(`  (${mode})\n`);
-        return await benchCapacity(palaver, options);
+        return await benchCapacity(palaver, { ...options, inspectPort });
       } finally {
         await palaver.stop();
         await database?.drop();
@@ -97,10 +111,23 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       if (!first) throw new Error('no capacity mode');
       const result: Metric = { ...(await run(first)), mode: first };
       for (const mode of others) result[mode] = await run(mode);
+      capacityGrowth = result.growth as CapacityGrowth[];
       return result;
     } finally {
       service.stop();
     }
+  },
+  // The RSS each busy conversation adds, from the capacity steps (run it with capacity).
+  rss_per_conversation: () => {
+    const [first, ...more] = capacityGrowth;
+    if (!first) throw new Error('rss_per_conversation comes from the capacity steps: run capacity with two steps or more');
+    // The first pair of steps: later steps may be past the knee, where queues (not conversations) grow.
+    return Promise.resolve({
+      value: first.rss_bytes,
+      unit: `bytes RSS per busy conversation (${first.from} → ${first.to})`,
+      heap_bytes: first.heap_bytes,
+      later: more,
+    });
   },
   // Processes of their own, each with its inspector: no garbage from the other benchmarks in
   // the heap figures, which are read after a full collection.

@@ -1,11 +1,16 @@
 // Memory of a process started with --inspect, read over the inspector protocol right after a
 // full garbage collection: the live heap, without the garbage of the moment (which made
 // readings of the same run differ by a factor of two), and without code in the process.
+import { createWriteStream } from 'node:fs';
 import WebSocket from 'ws';
 
 export interface Memory {
   heap: number;
   rss: number;
+  /** The V8 heap's reserved size (live objects and the garbage not yet collected). */
+  heapTotal: number;
+  /** Memory outside the V8 heap that JavaScript objects hold (Buffers, ArrayBuffers). */
+  external: number;
 }
 
 async function debuggerUrl(port: number): Promise<string> {
@@ -15,7 +20,8 @@ async function debuggerUrl(port: number): Promise<string> {
   return url;
 }
 
-export async function memoryAfterGc(port: number): Promise<Memory> {
+/** The inspector's calls over one connection; `onEvent` hears its notifications. */
+async function session(port: number, onEvent: (method: string, params: Record<string, unknown>) => void = () => undefined) {
   const socket = new WebSocket(await debuggerUrl(port));
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
@@ -26,7 +32,14 @@ export async function memoryAfterGc(port: number): Promise<Memory> {
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const id = ++next;
       const onMessage = (data: Buffer) => {
-        const reply = JSON.parse(data.toString('utf8')) as { id?: number; result?: Record<string, unknown>; error?: unknown };
+        const reply = JSON.parse(data.toString('utf8')) as {
+          id?: number;
+          method?: string;
+          params?: Record<string, unknown>;
+          result?: Record<string, unknown>;
+          error?: unknown;
+        };
+        if (reply.method) onEvent(reply.method, reply.params ?? {});
         if (reply.id !== id) return;
         socket.off('message', onMessage);
         if (reply.error) reject(new Error(JSON.stringify(reply.error)));
@@ -35,17 +48,42 @@ export async function memoryAfterGc(port: number): Promise<Memory> {
       socket.on('message', onMessage);
       socket.send(JSON.stringify({ id, method, params }));
     });
+  return { call, close: () => socket.close() };
+}
+
+/** The process's memory as it is, and after a full GC (`gc`: false reads it as it is only). */
+export async function memoryAfterGc(port: number, gc = true): Promise<Memory> {
+  const { call, close } = await session(port);
   try {
     // Twice: the first collection's finalisers can free more for the second.
-    await call('HeapProfiler.collectGarbage');
-    await call('HeapProfiler.collectGarbage');
+    if (gc) {
+      await call('HeapProfiler.collectGarbage');
+      await call('HeapProfiler.collectGarbage');
+    }
     const { result } = (await call('Runtime.evaluate', {
       expression: 'JSON.stringify(process.memoryUsage())',
       returnByValue: true,
     })) as { result: { value: string } };
-    const usage = JSON.parse(result.value) as { heapUsed: number; rss: number };
-    return { heap: usage.heapUsed, rss: usage.rss };
+    const usage = JSON.parse(result.value) as { heapUsed: number; rss: number; heapTotal: number; external: number };
+    return { heap: usage.heapUsed, rss: usage.rss, heapTotal: usage.heapTotal, external: usage.external };
   } finally {
-    socket.close();
+    close();
+  }
+}
+
+/**
+ * Writes a heap snapshot of the process to `file` (open it in Chrome's DevTools, Memory tab, or
+ * compare two with heap-diff.ts). The snapshot itself collects garbage first.
+ */
+export async function heapSnapshot(port: number, file: string): Promise<void> {
+  const out = createWriteStream(file);
+  const { call, close } = await session(port, (method, params) => {
+    if (method === 'HeapProfiler.addHeapSnapshotChunk') out.write(String(params.chunk));
+  });
+  try {
+    await call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  } finally {
+    close();
+    await new Promise((resolve) => out.end(resolve));
   }
 }

@@ -11,6 +11,7 @@ import { sendClientMessage } from '../../commands/client/send-message.ts';
 import { buildEnvelope, errorNotifications, type EnvelopeParts } from '../../presenters/envelope.ts';
 import { AppError, knownError } from '../../errors.ts';
 import { consumeWrite } from '../../limits.ts';
+import type { Admission } from '../../http/admission.ts';
 import { check } from '../../validation.ts';
 import type { Logger } from '../../logger.ts';
 import type { EventName } from '../../presenters/webhook-payloads.ts';
@@ -20,6 +21,7 @@ export interface ClientEventDeps {
   em: () => EntityManager;
   messages: ClientMessageWriter;
   callers: ClientCallers;
+  admission: Admission;
   writeLimiter: RateLimiterAbstract;
   addressWriteLimiter: RateLimiterAbstract;
   typing: TypingTimeouts;
@@ -66,8 +68,16 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
       const last = args.at(-1);
       const answer = typeof last === 'function' ? (last as Ack) : () => undefined;
       const body = typeof last === 'function' ? (args.length > 1 ? args[0] : undefined) : args[0];
-      consumeWrite(deps, this.data.limitKey, this.data.address)
+      // Admitted first, synchronously: a full node answers server_busy at once, having written nothing.
+      let release: () => void = () => undefined;
+      new Promise<void>((resolve) => {
+        // A refusal thrown here rejects the chain: answered like any error, nothing was done.
+        release = deps.admission.enter();
+        resolve();
+      })
+        .then(() => consumeWrite(deps, this.data.limitKey, this.data.address))
         .then(() => work(this, body))
+        .finally(() => release())
         .then(
           (parts) => answer(buildEnvelope(origin, true, parts)),
           (err: unknown) => {

@@ -46,7 +46,10 @@ export function errorHandler(): Middleware<AppState, AppContextExtras> {
       const known = requestError(err);
       const answer = known ?? new AppError(500, 'internal_error');
       if (!known) ctx.state.log.error({ err }, 'unhandled error');
-      else if (known.status >= 500) ctx.state.log.error({ err: known.cause ?? known, code: known.code }, 'request failed');
+      // A 503 is a refusal chosen under load (server_busy, a busy conversation): the access log has
+      // it; an error line for each would only add to the load.
+      else if (known.status >= 500 && known.status !== 503)
+        ctx.state.log.error({ err: known.cause ?? known, code: known.code }, 'request failed');
       ctx.status = answer.status;
       for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
       // Refused before the body was read (a declared length, a quota, a file over its cap):
