@@ -131,6 +131,12 @@ const AUDIT_ACTIONS: Record<string, string> = {
 
 /** The options that name records (target ids) and the ones that are changed fields; a password is never named as a value. */
 const TARGET_OPTIONS = ['account', 'service', 'key'];
+/**
+ * Commands whose tenancy function records the audit entry itself, in the transaction that also
+ * tells other nodes of the change (db/tx/run.ts refuses a transaction inside another).
+ */
+const SELF_AUDITED = new Set(['service:create', 'service:update', 'default-service:set', 'key:revoke', 'operator:reset-password']);
+
 const auditDetails = (values: Values) => ({
   target: Object.fromEntries(TARGET_OPTIONS.flatMap((o) => (typeof values[o] === 'string' ? [[o, values[o]]] : []))),
   changed: Object.keys(values).filter((o) => !TARGET_OPTIONS.includes(o)),
@@ -146,19 +152,19 @@ const commands: Record<string, Command> = {
     return presentAccountOverview(overview.account, overview.services, overview.inbox);
   },
 
-  'service:create': async (em, values) => {
+  'service:create': async (em, values, _config, audit) => {
     const { accountId, ...body } = valid(accountIdParams.extend(createServiceBody.shape), {
       accountId: values.account,
       name: values.name,
       webhookUrl: values['webhook-url'],
     });
-    const created = await createService(em, accountId, body);
+    const created = await createService(em, accountId, body, { ...audit, changed: auditDetails(values).changed });
     if (!created) throw new UsageError(`account ${accountId} not found`);
     const defaultServiceId = created.isDefault ? created.service.id : null;
     return presentCreatedService(created.service, defaultServiceId, created.apiKey);
   },
 
-  'service:update': async (em, values) => {
+  'service:update': async (em, values, _config, audit) => {
     const { service } = await existingService(em, values);
     const enabled = values.enable ? true : values.disable ? false : undefined;
     const changes = valid(updateServiceBody, {
@@ -173,16 +179,16 @@ const commands: Record<string, Command> = {
         ? { handoverNext: values['handover-next'] === 'none' ? null : values['handover-next'] }
         : {}),
     });
-    const updated = await updateService(em, service.id, changes);
+    const updated = await updateService(em, service.id, changes, { ...audit, changed: Object.keys(changes) });
     const account = await em.findOneOrFail(AccountSchema, { id: service.accountId });
     return updated && presentService(updated, account.defaultServiceId ?? null);
   },
 
-  'default-service:set': async (em, values) => {
+  'default-service:set': async (em, values, _config, audit) => {
     const { accountId } = valid(accountIdParams, { accountId: values.account });
     const { serviceIdentification } = valid(defaultServiceBody, { serviceIdentification: values.identification });
     // Announced like an operator's change; "cli" stands where an operator's identifier would.
-    const { changed } = await changeDefaultService(em, { accountId, serviceIdentification, operatorIdentifier: 'cli' });
+    const { changed } = await changeDefaultService(em, { accountId, serviceIdentification, operatorIdentifier: 'cli' }, audit);
     return { accountId, defaultService: serviceIdentification, changed };
   },
 
@@ -199,10 +205,10 @@ const commands: Record<string, Command> = {
     return { ...presentApiKey(key), apiKey };
   },
 
-  'key:revoke': async (em, values) => {
+  'key:revoke': async (em, values, _config, audit) => {
     const { service } = await existingService(em, values);
     const { keyId } = valid(z.object({ keyId: z.coerce.number().int().positive() }), { keyId: values.key });
-    const key = await revokeApiKey(em, service.id, keyId);
+    const key = await revokeApiKey(em, service.id, keyId, audit);
     if (!key) throw new UsageError(`key ${keyId} not found on service ${service.id}`);
     return presentApiKey(key);
   },
@@ -318,9 +324,10 @@ async function main(argv: string[]): Promise<number> {
     if (!command) return await exportAudit(em, values);
     const action = name ? AUDIT_ACTIONS[name] : undefined;
     const audit: AuditRequest = { context: CLI_CONTEXT, action: action ?? '' };
-    // A change and its audit entry in one transaction; the reset link records its own (its command takes the request).
+    // A change and its audit entry in one transaction; the commands that notify other nodes (or
+    // make a reset link) record their own entry in their own transaction (SELF_AUDITED).
     const result =
-      action && name !== 'operator:reset-password'
+      action && !SELF_AUDITED.has(name ?? '')
         ? await audited(
             em,
             audit,
