@@ -66,7 +66,7 @@ describe('architecture', () => {
 
   it('keeps transport-neutral code out of the transports', () => {
     const neutral =
-      /^(commands|conversations|tenancy|deliveries|push|email|media|presenters|db|security|setup)\/|^(errors|limits|validation)\.ts$/;
+      /^(commands|conversations|tenancy|deliveries|push|email|media|presenters|db|security|setup|audit)\/|^(errors|limits|validation)\.ts$/;
     const transport = /^(http|api|realtime)\//;
     const crossings = [...graph].flatMap(([from, targets]) =>
       neutral.test(from) ? targets.filter((to) => transport.test(to)).map((to) => `${from} → ${to}`) : [],
