@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { adminToken } from './support/factories.ts';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
-import { expectOutbox } from './support/outbox.ts';
+import { expectOutbox, outboxRows } from './support/outbox.ts';
 import { startProcess, type ServerProcess } from './support/process.ts';
 import { TestRedis } from './support/redis.ts';
 import { nodesCluster, ref, sharedCluster, Switchboard, type Cluster, type Party } from './support/switchboard.ts';
@@ -267,6 +267,39 @@ describe('switchboard: several Services on one conversation', function () {
       await expectOutbox({ serviceId: desk.service.id }, 2, "the switched-off desk's deliveries");
       await board.say('anyone there?');
       expect(withoutIdAndTime((await board.received(bot, 3))[2])).to.deep.equal(message(board, 'anyone there?'));
+    } finally {
+      await board.close();
+    }
+  });
+
+  it('a Service its webhook switched off (410) hands its conversations to its next one, with the payloads', async () => {
+    const board = await Switchboard.start(cluster);
+    try {
+      const { bot, desk, observer } = board;
+      const next = await board.admin('PATCH', `/adminApi/services/${bot.service.id}`, { handoverNext: desk.service.identification });
+      expect(next.status, next.text).to.equal(200);
+      bot.receiver.always({ status: 410 });
+      await board.say('hello?');
+      const handedOn = changeOwner(board, bot, desk, bot, JSON.stringify({ step: 'release', reason: 'service_disabled', metadata: null }));
+      // The desk gets the changeOwner and nothing else; the observer its copies, in order.
+      expect(await board.received(desk, 1)).to.deep.equal([handedOn]);
+      const toObserver = await board.received(observer, 2);
+      expect(withoutIdAndTime(toObserver[0])).to.deep.equal({ ...message(board, 'hello?'), standby: true });
+      expect(toObserver[1]).to.deep.equal(standby(handedOn));
+      const state = await board.as(desk).get<{ handover: Json }>(`/users/${board.userId}/handover`);
+      expect(state.body.data.handover).to.deep.equal({ active: ref(desk), pending: null, standby: [ref(observer)] });
+      // The gone bot's message and its changeOwner wait, in order, until an operator switches it on.
+      const botRows = await outboxRows({ serviceId: bot.service.id });
+      expect(botRows.map((row) => [row.kind, row.state, (row.payload as Json).type])).to.deep.equal([
+        ['message', 'pending', 'message'],
+        ['action', 'pending', 'owner'],
+      ]);
+      expect(botRows[1]?.payload).to.deep.equal(handedOn);
+      const overview = await board.admin<{ services: Array<{ id: number; disabledReason: string | null }> }>(
+        'GET',
+        `/adminApi/accounts/${board.account.id}`,
+      );
+      expect(overview.body.data.services.find((service) => service.id === bot.service.id)?.disabledReason).to.equal('webhook_gone');
     } finally {
       await board.close();
     }

@@ -7,6 +7,7 @@ import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, t
 import { enqueue } from '../deliveries/outbox.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { handoverPayload, type HandoverNote, type HandoverStep } from '../presenters/webhook-payloads.ts';
+import { pgIntArray } from '../db/pg-arrays.ts';
 import { transaction } from '../db/tx/run.ts';
 import type { Transaction } from '../db/tx/transaction.ts';
 import { moveOwner } from './owners.ts';
@@ -272,6 +273,32 @@ export async function handOffConversations(t: Transaction, service: Service): Pr
     if (user.ownerServiceId !== service.id || user.mergedIntoUserId != null) continue;
     await moveOwner(t, { account, user, oldOwner: service, newOwner: target, initiatedBy: service, handover: note });
     moved += 1;
+  }
+  return moved;
+}
+
+/**
+ * Disabled Services that still own conversations hand them off (handOffConversations), each in
+ * a transaction of its own under its row's lock, judged afresh there: a Service switched on
+ * meanwhile keeps them. A 410 switches a Service off in the delivery engine's outcomes (raw SQL
+ * in a held transaction), so the worker runs this after such a batch commits, and at its start
+ * for a switch-off whose hand-off a crash cut short. Idempotent: what has moved is not found
+ * again, and a Service with nowhere to go keeps its conversations. Returns how many moved.
+ */
+export async function handOffDisabled(em: EntityManager, serviceIds?: readonly number[]): Promise<number> {
+  const ids = await em.getConnection().execute<Array<{ id: number }>>(
+    `select s.id from services s
+      where s.disabled_at is not null ${serviceIds ? 'and s.id = any(?::int[])' : ''}
+        and exists (select 1 from users u where u.owner_service_id = s.id and u.merged_into_user_id is null)
+      order by s.id`,
+    serviceIds ? [pgIntArray(serviceIds)] : [],
+  );
+  let moved = 0;
+  for (const { id } of ids) {
+    moved += await transaction(em.fork(), async (tx) => {
+      const service = await tx.em.findOne(ServiceSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      return service?.disabledAt ? handOffConversations(tx, service) : 0;
+    });
   }
   return moved;
 }
