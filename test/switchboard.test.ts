@@ -10,6 +10,7 @@ import { client } from './support/http.ts';
 import { expectOutbox, outboxRows } from './support/outbox.ts';
 import { startProcess, type ServerProcess } from './support/process.ts';
 import { TestRedis } from './support/redis.ts';
+import { sharedServer } from './support/server.ts';
 import { nodesCluster, ref, sharedCluster, Switchboard, type Cluster, type Party } from './support/switchboard.ts';
 
 type Json = Record<string, unknown>;
@@ -215,13 +216,21 @@ describe('switchboard: several Services on one conversation', function () {
       await cluster.execute(`update conversation_handovers set offer_expires_at = now() - interval '1 second' where user_id = ?`, [
         board.userId,
       ]);
+      // The worker's sweep tells both Services, once: two sweeps run after this (nextClaim() sweeps first).
+      await sharedServer().deps.deliveries?.nextClaim();
+      await sharedServer().deps.deliveries?.nextClaim();
       await step(desk, 'accept', {}, 409, 'offer_expired');
       const state = await board.as(bot).get<{ handover: Json }>(`${users}/handover`);
       expect(state.body.data.handover).to.deep.equal({ active: ref(bot, true), pending: null, standby: [ref(observer)] });
 
-      const toBot = await board.received(bot, 6);
-      const offer = toBot[5] as { body: { action: string } };
+      const toBot = await board.received(bot, 7);
+      const offer = toBot[5] as { body: Json };
       expect(offer.body.action).to.equal('offerControl');
+      // The offer's fields, with when it ran out (this test moved it back).
+      const endedAt = String((toBot[6] as { body: Json }).body.expiresAt);
+      expect(Date.parse(endedAt)).to.be.below(Date.parse(String(offer.body.expiresAt)));
+      const expired = { ...offer, body: { ...offer.body, action: 'offerExpired', expiresAt: endedAt } };
+      expect(toBot[6], 'offerExpired: the offer, ended').to.deep.equal(expired);
       expect(toBot.slice(0, 5)).to.deep.equal([
         failure(board, bot, 'offer', 'target_disabled'),
         failure(board, bot, 'offer', 'target_is_owner'),
@@ -229,16 +238,20 @@ describe('switchboard: several Services on one conversation', function () {
         failure(board, bot, 'pass', 'no_next_service', { metadata: { why: 'no next' } }),
         failure(board, bot, 'pass', 'service_not_found'),
       ]);
-      expect(await board.received(desk, 4)).to.deep.equal([
+      expect(await board.received(desk, 5)).to.deep.equal([
         failure(board, desk, 'pass', 'not_in_control'),
         failure(board, desk, 'release', 'not_in_control'),
         offer,
+        expired,
         failure(board, desk, 'accept', 'offer_expired'),
       ]);
-      expect(await board.received(observer, 2)).to.deep.equal([
+      expect(await board.received(observer, 3)).to.deep.equal([
         failure(board, observer, 'accept', 'not_pending', { reason: 'me!' }),
         standby(offer),
+        standby(expired),
       ]);
+      const told = await outboxRows({ serviceId: desk.service.id, userId: board.userId });
+      expect(told.filter((row) => (row.payload as { body: Json }).body.action === 'offerExpired')).to.have.length(1);
     } finally {
       await board.close();
     }

@@ -14,7 +14,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { GroupCommit } from '../db/tx/group-commit.ts';
 import { outletsOf } from '../db/tx/outlets.ts';
 import type { HandoffTarget } from '../db/tx/transaction.ts';
-import { handOffDisabled } from '../conversations/handover.ts';
+import { EXPIRED_OFFERS_PER_SWEEP, expireOffers, handOffDisabled } from '../conversations/handover.ts';
 import { notify } from '../conversations/notices.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -43,6 +43,9 @@ export interface WorkerDeps {
   metrics: Metrics;
 }
 
+/** How often the worker ends timed-out handover offers: an offer lasts at least 10 s. */
+const OFFER_SWEEP_MS = 1000;
+
 export class DeliveryWorker {
   readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: WebhookSender;
@@ -68,6 +71,9 @@ export class DeliveryWorker {
   private nudged = false;
   /** A hand-off of switched-off Services' conversations failed: the loop runs it again. */
   private handOffAgain = false;
+  /** When the loop next ends timed-out offers (sweepOffers()); nextClaim() asks for it at once. */
+  private nextSweepAt = 0;
+  private sweepNow = false;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
   /** Outcomes handed in while a batch is being written go together in the next one. */
@@ -143,6 +149,7 @@ export class DeliveryWorker {
   nextClaim(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const done = new Promise<void>((resolve) => this.claimWaiters.push(resolve));
+    this.sweepNow = true;
     this.nudge();
     return done;
   }
@@ -172,6 +179,7 @@ export class DeliveryWorker {
     await this.handOff();
     while (!this.stopped) {
       if (this.handOffAgain) await this.handOff();
+      if (this.sweepNow || Date.now() >= this.nextSweepAt) await this.sweepOffers();
       this.nudged = false;
       const waiters = this.claimWaiters.splice(0);
       let claimed = 0;
@@ -370,6 +378,22 @@ export class DeliveryWorker {
         'handing over the conversations of switched-off Services failed; retrying at the next poll',
       );
       this.handOffAgain = true;
+    }
+  }
+
+  /**
+   * Ends the offers that timed out (expireOffers()), at most every OFFER_SWEEP_MS, and on at
+   * the next turn while a sweep found a full batch. Every node's worker sweeps; SKIP LOCKED
+   * shares the rows. A failure is logged and the next sweep tries again.
+   */
+  private async sweepOffers(): Promise<void> {
+    this.sweepNow = false;
+    this.nextSweepAt = Date.now() + OFFER_SWEEP_MS;
+    try {
+      const ended = await expireOffers(this.deps.orm.em.fork());
+      if (ended >= EXPIRED_OFFERS_PER_SWEEP) this.nextSweepAt = 0;
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'ending timed-out handover offers failed; retrying at the next sweep');
     }
   }
 
