@@ -7,9 +7,10 @@ import { expect } from 'chai';
 import { adminToken } from './support/factories.ts';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
-import { expectOutbox } from './support/outbox.ts';
+import { expectOutbox, outboxRows } from './support/outbox.ts';
 import { startProcess, type ServerProcess } from './support/process.ts';
 import { TestRedis } from './support/redis.ts';
+import { sharedServer } from './support/server.ts';
 import { nodesCluster, ref, sharedCluster, Switchboard, type Cluster, type Party } from './support/switchboard.ts';
 
 type Json = Record<string, unknown>;
@@ -215,13 +216,21 @@ describe('switchboard: several Services on one conversation', function () {
       await cluster.execute(`update conversation_handovers set offer_expires_at = now() - interval '1 second' where user_id = ?`, [
         board.userId,
       ]);
+      // The worker's sweep tells both Services, once: two sweeps run after this (nextClaim() sweeps first).
+      await sharedServer().deps.deliveries?.nextClaim();
+      await sharedServer().deps.deliveries?.nextClaim();
       await step(desk, 'accept', {}, 409, 'offer_expired');
       const state = await board.as(bot).get<{ handover: Json }>(`${users}/handover`);
       expect(state.body.data.handover).to.deep.equal({ active: ref(bot, true), pending: null, standby: [ref(observer)] });
 
-      const toBot = await board.received(bot, 6);
-      const offer = toBot[5] as { body: { action: string } };
+      const toBot = await board.received(bot, 7);
+      const offer = toBot[5] as { body: Json };
       expect(offer.body.action).to.equal('offerControl');
+      // The offer's fields, with when it ran out (this test moved it back).
+      const endedAt = String((toBot[6] as { body: Json }).body.expiresAt);
+      expect(Date.parse(endedAt)).to.be.below(Date.parse(String(offer.body.expiresAt)));
+      const expired = { ...offer, body: { ...offer.body, action: 'offerExpired', expiresAt: endedAt } };
+      expect(toBot[6], 'offerExpired: the offer, ended').to.deep.equal(expired);
       expect(toBot.slice(0, 5)).to.deep.equal([
         failure(board, bot, 'offer', 'target_disabled'),
         failure(board, bot, 'offer', 'target_is_owner'),
@@ -229,16 +238,20 @@ describe('switchboard: several Services on one conversation', function () {
         failure(board, bot, 'pass', 'no_next_service', { metadata: { why: 'no next' } }),
         failure(board, bot, 'pass', 'service_not_found'),
       ]);
-      expect(await board.received(desk, 4)).to.deep.equal([
+      expect(await board.received(desk, 5)).to.deep.equal([
         failure(board, desk, 'pass', 'not_in_control'),
         failure(board, desk, 'release', 'not_in_control'),
         offer,
+        expired,
         failure(board, desk, 'accept', 'offer_expired'),
       ]);
-      expect(await board.received(observer, 2)).to.deep.equal([
+      expect(await board.received(observer, 3)).to.deep.equal([
         failure(board, observer, 'accept', 'not_pending', { reason: 'me!' }),
         standby(offer),
+        standby(expired),
       ]);
+      const told = await outboxRows({ serviceId: desk.service.id, userId: board.userId });
+      expect(told.filter((row) => (row.payload as { body: Json }).body.action === 'offerExpired')).to.have.length(1);
     } finally {
       await board.close();
     }
@@ -267,6 +280,39 @@ describe('switchboard: several Services on one conversation', function () {
       await expectOutbox({ serviceId: desk.service.id }, 2, "the switched-off desk's deliveries");
       await board.say('anyone there?');
       expect(withoutIdAndTime((await board.received(bot, 3))[2])).to.deep.equal(message(board, 'anyone there?'));
+    } finally {
+      await board.close();
+    }
+  });
+
+  it('a Service its webhook switched off (410) hands its conversations to its next one, with the payloads', async () => {
+    const board = await Switchboard.start(cluster);
+    try {
+      const { bot, desk, observer } = board;
+      const next = await board.admin('PATCH', `/adminApi/services/${bot.service.id}`, { handoverNext: desk.service.identification });
+      expect(next.status, next.text).to.equal(200);
+      bot.receiver.always({ status: 410 });
+      await board.say('hello?');
+      const handedOn = changeOwner(board, bot, desk, bot, JSON.stringify({ step: 'release', reason: 'service_disabled', metadata: null }));
+      // The desk gets the changeOwner and nothing else; the observer its copies, in order.
+      expect(await board.received(desk, 1)).to.deep.equal([handedOn]);
+      const toObserver = await board.received(observer, 2);
+      expect(withoutIdAndTime(toObserver[0])).to.deep.equal({ ...message(board, 'hello?'), standby: true });
+      expect(toObserver[1]).to.deep.equal(standby(handedOn));
+      const state = await board.as(desk).get<{ handover: Json }>(`/users/${board.userId}/handover`);
+      expect(state.body.data.handover).to.deep.equal({ active: ref(desk), pending: null, standby: [ref(observer)] });
+      // The gone bot's message and its changeOwner wait, in order, until an operator switches it on.
+      const botRows = await outboxRows({ serviceId: bot.service.id });
+      expect(botRows.map((row) => [row.kind, row.state, (row.payload as Json).type])).to.deep.equal([
+        ['message', 'pending', 'message'],
+        ['action', 'pending', 'owner'],
+      ]);
+      expect(botRows[1]?.payload).to.deep.equal(handedOn);
+      const overview = await board.admin<{ services: Array<{ id: number; disabledReason: string | null }> }>(
+        'GET',
+        `/adminApi/accounts/${board.account.id}`,
+      );
+      expect(overview.body.data.services.find((service) => service.id === bot.service.id)?.disabledReason).to.equal('webhook_gone');
     } finally {
       await board.close();
     }

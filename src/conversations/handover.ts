@@ -7,6 +7,7 @@ import { AccountSchema, ServiceSchema, UserSchema, type Account, type Service, t
 import { enqueue } from '../deliveries/outbox.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { handoverPayload, type HandoverNote, type HandoverStep } from '../presenters/webhook-payloads.ts';
+import { pgIntArray } from '../db/pg-arrays.ts';
 import { transaction } from '../db/tx/run.ts';
 import type { Transaction } from '../db/tx/transaction.ts';
 import { moveOwner } from './owners.ts';
@@ -122,7 +123,7 @@ async function step(t: Transaction, input: HandoverInput): Promise<{ user: User;
      on conflict (user_id) do update set pending_service_id = excluded.pending_service_id,
        offered_by_service_id = excluded.offered_by_service_id, offer_reason = excluded.offer_reason,
        offer_metadata = excluded.offer_metadata, offer_expires_at = excluded.offer_expires_at,
-       last_step = 'offer', last_by_service_id = excluded.last_by_service_id, updated_at = now()`,
+       last_step = 'offer', last_by_service_id = excluded.last_by_service_id, offer_expiry_told_at = null, updated_at = now()`,
     [user.id, target.id, caller.id, input.reason, input.metadata ? JSON.stringify(input.metadata) : null, expiresAt, caller.id],
     'run',
     tx.getTransactionContext(),
@@ -274,4 +275,101 @@ export async function handOffConversations(t: Transaction, service: Service): Pr
     moved += 1;
   }
   return moved;
+}
+
+/**
+ * Disabled Services that still own conversations hand them off (handOffConversations), each in
+ * a transaction of its own under its row's lock, judged afresh there: a Service switched on
+ * meanwhile keeps them. A 410 switches a Service off in the delivery engine's outcomes (raw SQL
+ * in a held transaction), so the worker runs this after such a batch commits, and at its start
+ * for a switch-off whose hand-off a crash cut short. Idempotent: what has moved is not found
+ * again, and a Service with nowhere to go keeps its conversations. Returns how many moved.
+ */
+export async function handOffDisabled(em: EntityManager, serviceIds?: readonly number[]): Promise<number> {
+  const ids = await em.getConnection().execute<Array<{ id: number }>>(
+    `select s.id from services s
+      where s.disabled_at is not null ${serviceIds ? 'and s.id = any(?::int[])' : ''}
+        and exists (select 1 from users u where u.owner_service_id = s.id and u.merged_into_user_id is null)
+      order by s.id`,
+    serviceIds ? [pgIntArray(serviceIds)] : [],
+  );
+  let moved = 0;
+  for (const { id } of ids) {
+    moved += await transaction(em.fork(), async (tx) => {
+      const service = await tx.em.findOne(ServiceSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      return service?.disabledAt ? handOffConversations(tx, service) : 0;
+    });
+  }
+  return moved;
+}
+
+/** How many timed-out offers one sweep ends (the rest at the next). */
+export const EXPIRED_OFFERS_PER_SWEEP = 100;
+
+/**
+ * Ends offers that timed out unaccepted, in one transaction: marks each told
+ * (`offer_expiry_told_at`; an expired offer is no offer to every step and read, and a late
+ * accept is still refused `offer_expired`) and delivers `offerExpired` (the offer's fields) to
+ * the offering and the offered Service, and the standby copies, through the outbox. The users' and the offers' rows are taken FOR UPDATE SKIP
+ * LOCKED, so sweeps on several nodes share the work without waiting, and a step under way on a
+ * conversation (which holds its user's lock) is left to finish: an owner change clears the offer
+ * itself, silently. Returns how many offers ended.
+ */
+export async function expireOffers(em: EntityManager): Promise<number> {
+  return transaction(em, async (t) => {
+    const rows = await t.em.getConnection().execute<
+      Array<{
+        user_id: number;
+        pending_service_id: number;
+        offered_by_service_id: number | null;
+        offer_reason: string | null;
+        offer_metadata: string | null;
+        offer_expires_at: Date | string;
+      }>
+    >(
+      `select h.user_id, h.pending_service_id, h.offered_by_service_id, h.offer_reason, h.offer_metadata, h.offer_expires_at
+         from conversation_handovers h join users u on u.id = h.user_id
+        where h.pending_service_id is not null and h.offer_expiry_told_at is null and h.offer_expires_at <= now()
+        order by h.user_id limit ?
+          for update of u, h skip locked`,
+      [EXPIRED_OFFERS_PER_SWEEP],
+      'all',
+      t.em.getTransactionContext(),
+    );
+    if (rows.length === 0) return 0;
+    await t.em
+      .getConnection()
+      .execute(
+        `update conversation_handovers set offer_expiry_told_at = now(), updated_at = now() where user_id = any(?::int[])`,
+        [pgIntArray(rows.map((row) => row.user_id))],
+        'run',
+        t.em.getTransactionContext(),
+      );
+    for (const row of rows) {
+      const user = await t.em.findOneOrFail(UserSchema, { id: row.user_id });
+      const account = await t.em.findOneOrFail(AccountSchema, { id: user.accountId });
+      const to = await t.em.findOneOrFail(ServiceSchema, { id: row.pending_service_id });
+      const from = row.offered_by_service_id == null ? null : await t.em.findOne(ServiceSchema, { id: row.offered_by_service_id });
+      const offeredBy = from ?? (await t.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId }));
+      await enqueue(t, {
+        kind: 'handover',
+        payload: handoverPayload({
+          account,
+          user,
+          initiatedBy: offeredBy,
+          note: {
+            step: 'offer',
+            reason: row.offer_reason,
+            metadata: row.offer_metadata === null ? null : (JSON.parse(row.offer_metadata) as Record<string, unknown>),
+          },
+          offer: { from: offeredBy, to, expiresAt: new Date(row.offer_expires_at) },
+          expired: true,
+        }),
+        recipients: [...new Set([offeredBy.id, to.id])],
+        standby: await standbyOf(t, user.id),
+        orderingKey: user.id,
+      });
+    }
+    return rows.length;
+  });
 }

@@ -76,7 +76,7 @@ export async function moveOwner(
   await connection.execute(
     `insert into conversation_handovers (user_id, last_step, last_by_service_id) values (?, ?, ?)
      on conflict (user_id) do update set pending_service_id = null, offered_by_service_id = null, offer_reason = null,
-       offer_metadata = null, offer_expires_at = null, last_step = excluded.last_step,
+       offer_metadata = null, offer_expires_at = null, offer_expiry_told_at = null, last_step = excluded.last_step,
        last_by_service_id = excluded.last_by_service_id, updated_at = now()`,
     [user.id, input.handover?.step ?? 'pass', lastBy],
     'run',

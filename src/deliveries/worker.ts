@@ -14,6 +14,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { GroupCommit } from '../db/tx/group-commit.ts';
 import { outletsOf } from '../db/tx/outlets.ts';
 import type { HandoffTarget } from '../db/tx/transaction.ts';
+import { EXPIRED_OFFERS_PER_SWEEP, expireOffers, handOffDisabled } from '../conversations/handover.ts';
 import { notify } from '../conversations/notices.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -42,6 +43,9 @@ export interface WorkerDeps {
   metrics: Metrics;
 }
 
+/** How often the worker ends timed-out handover offers: an offer lasts at least 10 s. */
+const OFFER_SWEEP_MS = 1000;
+
 export class DeliveryWorker {
   readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: WebhookSender;
@@ -65,6 +69,11 @@ export class DeliveryWorker {
    */
   private behind = false;
   private nudged = false;
+  /** A hand-off of switched-off Services' conversations failed: the loop runs it again. */
+  private handOffAgain = false;
+  /** When the loop next ends timed-out offers (sweepOffers()); nextClaim() asks for it at once. */
+  private nextSweepAt = 0;
+  private sweepNow = false;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
   /** Outcomes handed in while a batch is being written go together in the next one. */
@@ -140,6 +149,7 @@ export class DeliveryWorker {
   nextClaim(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const done = new Promise<void>((resolve) => this.claimWaiters.push(resolve));
+    this.sweepNow = true;
     this.nudge();
     return done;
   }
@@ -165,7 +175,11 @@ export class DeliveryWorker {
   }
 
   private async loop(): Promise<void> {
+    // A 410 switch-off whose hand-off a stop or crash cut short (see handOff()).
+    await this.handOff();
     while (!this.stopped) {
+      if (this.handOffAgain) await this.handOff();
+      if (this.sweepNow || Date.now() >= this.nextSweepAt) await this.sweepOffers();
       this.nudged = false;
       const waiters = this.claimWaiters.splice(0);
       let claimed = 0;
@@ -348,6 +362,41 @@ export class DeliveryWorker {
    * unregistered token too); emails sent, skipped (nothing to send), failed and dead. A
    * postponed email (the customer is connected) goes back without counting as an attempt.
    */
+  /**
+   * Disabled Services (of `serviceIds`, else all) still owning conversations hand them to their
+   * next Service or the account default, with the changeOwner payloads (handOffDisabled()). A
+   * failure is logged, and the claim loop tries again (all of them) at its next turn.
+   */
+  private async handOff(serviceIds?: readonly number[]): Promise<void> {
+    if (!serviceIds) this.handOffAgain = false;
+    try {
+      const moved = await handOffDisabled(this.deps.orm.em.fork(), serviceIds);
+      if (moved > 0) this.deps.logger.info({ serviceIds, moved }, 'conversations of switched-off Services handed over');
+    } catch (err) {
+      this.deps.logger.warn(
+        { err, serviceIds },
+        'handing over the conversations of switched-off Services failed; retrying at the next poll',
+      );
+      this.handOffAgain = true;
+    }
+  }
+
+  /**
+   * Ends the offers that timed out (expireOffers()), at most every OFFER_SWEEP_MS, and on at
+   * the next turn while a sweep found a full batch. Every node's worker sweeps; SKIP LOCKED
+   * shares the rows. A failure is logged and the next sweep tries again.
+   */
+  private async sweepOffers(): Promise<void> {
+    this.sweepNow = false;
+    this.nextSweepAt = Date.now() + OFFER_SWEEP_MS;
+    try {
+      const ended = await expireOffers(this.deps.orm.em.fork());
+      if (ended >= EXPIRED_OFFERS_PER_SWEEP) this.nextSweepAt = 0;
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'ending timed-out handover offers failed; retrying at the next sweep');
+    }
+  }
+
   private async record(
     delivery: ClaimedDelivery,
     sent: AttemptOutcome,
@@ -373,8 +422,11 @@ export class DeliveryWorker {
     } else {
       metrics.deliveries.inc({ outcome: result === 'delivered' ? 'delivered' : failed });
     }
-    if (record.type === 'gone') logger.warn({ serviceId: record.serviceId }, 'webhook answered 410 Gone: Service disabled');
-    else if (record.type === 'unregistered')
+    if (record.type === 'gone') {
+      logger.warn({ serviceId: record.serviceId }, 'webhook answered 410 Gone: Service disabled');
+      // Its switch-off is committed: its conversations go on, never silently.
+      await this.handOff([record.serviceId]);
+    } else if (record.type === 'unregistered')
       logger.info({ deviceId: record.deviceId }, 'push token refused by its push service: removed from the device');
     else if (record.type === 'retry' || record.type === 'dead') {
       const nextAttemptAt = record.type === 'retry' ? record.nextAttemptAt : null;

@@ -112,8 +112,8 @@ function handoverNote(note: HandoverNote) {
 
 /**
  * A handover event (not in the specification): `offerControl` to the offering and the offered
- * Service, or `failure` to a Service whose step was refused, with the step and the code it was
- * answered.
+ * Service, `offerExpired` to both when that offer timed out unaccepted (the offer's fields), or
+ * `failure` to a Service whose step was refused, with the step and the code it was answered.
  */
 export function handoverPayload(input: {
   account: AccountRef & Pick<Account, 'defaultServiceId'>;
@@ -122,6 +122,8 @@ export function handoverPayload(input: {
   note: HandoverNote;
   offer?: { from: ServiceRef; to: ServiceRef; expiresAt: Date } | undefined;
   failure?: { code: string } | undefined;
+  /** The offer timed out: `offerExpired`. */
+  expired?: boolean | undefined;
 }) {
   const defaultId = input.account.defaultServiceId ?? null;
   return {
@@ -129,7 +131,7 @@ export function handoverPayload(input: {
     accountIdentification: input.account.identification,
     user: embeddedUser(input.user, input.user.id),
     body: {
-      action: input.failure ? ('failure' as const) : ('offerControl' as const),
+      action: input.failure ? ('failure' as const) : input.expired ? ('offerExpired' as const) : ('offerControl' as const),
       ...handoverNote(input.note),
       ...(input.failure ? { code: input.failure.code } : {}),
       ...(input.offer

@@ -141,7 +141,7 @@ export async function updateService(
         await tx.em.flush();
       }
       // Never silently: its conversations go to the next Service with the payloads delivered
-      // (also those of a Service its 410 switched off, once an operator switches it off).
+      // (a Service its 410 switched off has handed them on already, see handOffDisabled).
       await handOffConversations(tx, service);
     }
     // A Service disabled (or enabled) by an operator is refused (or served) at once on every node.

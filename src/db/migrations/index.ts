@@ -14,6 +14,7 @@ import { Migration20270110000000_contact_email } from './Migration20270110000000
 import { Migration20270115000000_switchboard } from './Migration20270115000000_switchboard.ts';
 import { Migration20270115000000_email_replies } from './Migration20270115000000_email_replies.ts';
 import { Migration20270115000000_audit_log } from './Migration20270115000000_audit_log.ts';
+import { Migration20270120000000_offer_expiry } from './Migration20270120000000_offer_expiry.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -33,4 +34,5 @@ export const migrationsList = [
   { name: 'Migration20270115000000_switchboard', class: Migration20270115000000_switchboard },
   { name: 'Migration20270115000000_email_replies', class: Migration20270115000000_email_replies },
   { name: 'Migration20270115000000_audit_log', class: Migration20270115000000_audit_log },
+  { name: 'Migration20270120000000_offer_expiry', class: Migration20270120000000_offer_expiry },
 ];
