@@ -36,11 +36,22 @@ export function createLimiter(
   options: Limits,
   redis: Redis | undefined,
   onFallback: (limiter: string) => void = () => undefined,
+  namespace = 'palaver',
 ): RateLimiterAbstract {
-  const limits = { points: options.points, duration: options.durationSeconds, keyPrefix: `palaver:${name}` };
+  const limits = { points: options.points, duration: options.durationSeconds, keyPrefix: `${namespace}:${name}` };
   if (!redis) return new RateLimiterMemory(limits);
   const memory = new FallbackMemoryLimiter(limits, () => onFallback(name));
   return new RateLimiterRedis({ ...limits, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
+}
+
+/**
+ * The keys' namespace in Redis: `palaver:` and the database's name. Counts are kept per record id
+ * (an operator, a user), and ids only mean something within one database: deployments (or test
+ * databases) that share a Redis never count against each other.
+ */
+export function limitsNamespace(databaseUrl: string | undefined): string {
+  const name = databaseUrl ? decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) : '';
+  return `palaver:${name || 'embedded'}`;
 }
 
 /** Takes one point for `key`, or answers 429 too_many_requests with Retry-After. */

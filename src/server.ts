@@ -25,7 +25,7 @@ import { ServiceCallers } from './api/service/caller.ts';
 import { agentMessageWriter } from './conversations/agents.ts';
 import { clientMessageWriter } from './conversations/client-messages.ts';
 import { TypingTimeouts } from './conversations/events.ts';
-import { createLimiter } from './limits.ts';
+import { createLimiter as newLimiter, limitsNamespace, type Limits } from './limits.ts';
 import { DiskMediaStorage } from './media/storage.ts';
 import { MediaSweeper } from './media/sweeper.ts';
 import { AuditSweeper } from './audit/sweeper.ts';
@@ -136,6 +136,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       fallbackWarnedAt = Date.now();
       logger.warn({ limiter }, "rate limits fall back to this node's memory: redis unavailable");
     };
+    const namespace = limitsNamespace(config.databaseUrl);
+    const createLimiter = (name: string, options: Limits) => newLimiter(name, options, redis, redisFallback, namespace);
     const worker = config.webhooks.enabled
       ? new DeliveryWorker({
           orm: db.orm,
@@ -152,8 +154,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const admission = new Admission(config.client.admission, () => metrics.clientWritesRefused.inc());
     metrics.clientWritesInFlight.read = () => admission.writesInFlight;
-    const writeLimiter = createLimiter('writes', config.client.rateLimit, redis, redisFallback);
-    const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit, redis, redisFallback);
+    const writeLimiter = createLimiter('writes', config.client.rateLimit);
+    const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const agentMessages = agentMessageWriter({
       em,
@@ -185,7 +187,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         ? new InboundMail({
             em,
             messages,
-            limiter: createLimiter('email-replies', inboundConfig.rateLimit, redis, redisFallback),
+            limiter: createLimiter('email-replies', inboundConfig.rateLimit),
             logger,
             metrics,
             options: {
@@ -210,14 +212,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       admission,
       writeLimiter,
       addressWriteLimiter,
-      loginLimiter: createLimiter('logins', config.admin.loginRateLimit, redis, redisFallback),
-      loginAddressLimiter: createLimiter('login-addresses', config.admin.loginAddressRateLimit, redis, redisFallback),
-      loginEmailLimiter: createLimiter('login-emails', config.admin.loginEmailRateLimit, redis, redisFallback),
-      twoFactorLimiter: createLimiter('two-factor', config.admin.twoFactorRateLimit, redis, redisFallback),
+      loginLimiter: createLimiter('logins', config.admin.loginRateLimit),
+      loginAddressLimiter: createLimiter('login-addresses', config.admin.loginAddressRateLimit),
+      loginEmailLimiter: createLimiter('login-emails', config.admin.loginEmailRateLimit),
+      twoFactorLimiter: createLimiter('two-factor', config.admin.twoFactorRateLimit),
       trustedProxies,
       realtime,
       inbound,
-      transcriptLimiter: createLimiter('transcripts', config.email.transcriptRateLimit, redis, redisFallback),
+      transcriptLimiter: createLimiter('transcripts', config.email.transcriptRateLimit),
     };
     const app = createApp(deps);
     const callback = app.callback();

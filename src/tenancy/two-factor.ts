@@ -153,10 +153,12 @@ export function countRecoveryCodes(em: EntityManager, operatorId: number): Promi
   return em.count(OperatorRecoveryCodeSchema, { operatorId, usedAt: null });
 }
 
-/** The operator a pending sign-in belongs to (for the rate limit), or null if unknown or expired. */
-export async function challengeOperator(em: EntityManager, challenge: string): Promise<number | null> {
+/** The identifier of the operator a pending sign-in belongs to (for the rate limit), or null if unknown or expired. */
+export async function challengeOperator(em: EntityManager, challenge: string): Promise<string | null> {
   const row = await em.findOne(OperatorLoginChallengeSchema, { tokenHash: sha256Hex(challenge), expiresAt: { $gt: new Date() } });
-  return row?.operatorId ?? null;
+  if (!row) return null;
+  const operator = await em.findOne(OperatorSchema, { id: row.operatorId }, { fields: ['identifier'] });
+  return operator?.identifier ?? null;
 }
 
 /**

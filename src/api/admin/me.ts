@@ -23,7 +23,7 @@ function operatorOf(ctx: AppContext) {
 
 /** Codes typed while signed in count against the same per-operator limit as at sign-in. */
 async function limitCodes(ctx: AppContext): Promise<void> {
-  await consumeOrRefuse(ctx.deps.twoFactorLimiter, String(operatorOf(ctx).id));
+  await consumeOrRefuse(ctx.deps.twoFactorLimiter, operatorOf(ctx).identifier);
 }
 
 export const meRoutes: AdminRoute[] = [

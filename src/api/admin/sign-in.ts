@@ -36,11 +36,11 @@ export const signInRoutes: AdminRoute[] = [
       const body = parseBody(ctx, twoFactorLoginBody);
       await consumeOrRefuse(ctx.deps.loginAddressLimiter, ctx.ip);
       const em = ctx.deps.db.orm.em;
-      const operatorId = await challengeOperator(em, body.challenge);
-      if (operatorId === null) throw unauthorized('invalid_challenge');
-      // Per operator, however many challenges their password opened: six digits are guessed
-      // no faster than a password.
-      await consumeOrRefuse(ctx.deps.twoFactorLimiter, String(operatorId));
+      const operator = await challengeOperator(em, body.challenge);
+      if (operator === null) throw unauthorized('invalid_challenge');
+      // Per operator (by identifier, which no other database shares), however many challenges
+      // their password opened: six digits are guessed no faster than a password.
+      await consumeOrRefuse(ctx.deps.twoFactorLimiter, operator);
       const result = await completeTwoFactorLogin(em, {
         ...body,
         ttlSeconds: ctx.deps.config.admin.sessionTtlSeconds,
