@@ -2,24 +2,22 @@
 // its own timer; sweepAudit() lets nodes sweeping at once skip each other's rows.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.ts';
+import { Periodic } from '../periodic.ts';
 import { sweepAudit } from './log.ts';
 
 export class AuditSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly periodic: Periodic;
 
   constructor(
     private readonly em: () => EntityManager,
     private readonly options: { retentionDays: number; intervalSeconds: number },
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.periodic = new Periodic(() => this.sweep(), options.intervalSeconds);
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.sweep().finally(() => (this.running = undefined));
-    }, this.options.intervalSeconds * 1000);
-    this.timer.unref();
+    this.periodic.start();
   }
 
   async sweep(): Promise<number> {
@@ -33,8 +31,7 @@ export class AuditSweeper {
     }
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }

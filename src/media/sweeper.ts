@@ -12,6 +12,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgUuidArray } from '../db/pg-arrays.ts';
 import type { Logger } from '../logger.ts';
+import { Periodic } from '../periodic.ts';
 import type { MediaStorage } from './storage.ts';
 
 const UNREFERENCED = `not exists (
@@ -76,22 +77,19 @@ export async function sweepUnreferencedMedia(
 
 /** The sweeper of one node: a pass every interval (the first one interval after start). */
 export class MediaSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly periodic: Periodic;
 
   constructor(
     private readonly em: () => EntityManager,
     private readonly storage: MediaStorage,
     private readonly options: SweepOptions & { intervalSeconds: number },
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.periodic = new Periodic(() => this.sweep(), options.intervalSeconds);
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.sweep().finally(() => (this.running = undefined));
-    }, this.options.intervalSeconds * 1000);
-    this.timer.unref();
+    this.periodic.start();
   }
 
   async sweep(): Promise<number> {
@@ -105,8 +103,7 @@ export class MediaSweeper {
     }
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }
