@@ -12,7 +12,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgUuidArray } from '../db/pg-arrays.ts';
 import type { Logger } from '../logger.ts';
-import { Periodic } from '../periodic.ts';
+import { Sweeper } from '../sweeper.ts';
 import type { MediaStorage } from './storage.ts';
 
 const UNREFERENCED = `not exists (
@@ -76,34 +76,11 @@ export async function sweepUnreferencedMedia(
 }
 
 /** The sweeper of one node: a pass every interval (the first one interval after start). */
-export class MediaSweeper {
-  private readonly periodic: Periodic;
-
-  constructor(
-    private readonly em: () => EntityManager,
-    private readonly storage: MediaStorage,
-    private readonly options: SweepOptions & { intervalSeconds: number },
-    private readonly logger: Logger,
-  ) {
-    this.periodic = new Periodic(() => this.sweep(), options.intervalSeconds);
-  }
-
-  start(): void {
-    this.periodic.start();
-  }
-
-  async sweep(): Promise<number> {
-    try {
-      const swept = await sweepUnreferencedMedia(this.em, this.storage, this.options, this.logger);
-      if (swept > 0) this.logger.info({ swept }, 'unreferenced uploads swept');
-      return swept;
-    } catch (err) {
-      this.logger.warn({ err }, 'upload sweep failed');
-      return 0;
-    }
-  }
-
-  stop(): Promise<void> {
-    return this.periodic.stop();
+export class MediaSweeper extends Sweeper {
+  constructor(em: () => EntityManager, storage: MediaStorage, options: SweepOptions & { intervalSeconds: number }, logger: Logger) {
+    super(() => sweepUnreferencedMedia(em, storage, options, logger), options.intervalSeconds, logger, {
+      swept: 'unreferenced uploads swept',
+      failed: 'upload sweep failed',
+    });
   }
 }
