@@ -21,13 +21,17 @@ export interface BurstMessage {
   createdAt: Date;
 }
 
-export interface Burst {
+/** Whom an email is written to, and from which account: what every email Palaver sends needs. */
+export interface Addressee {
   accountId: number;
   accountName: string;
   userId: number;
   email: string;
   name: string | null;
   language: string | null;
+}
+
+export interface Burst extends Addressee {
   messages: BurstMessage[];
   /** The page address the customer last chatted on (http or https), if known. */
   pageUrl: string | null;

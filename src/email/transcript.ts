@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MessageType } from '../db/entities/index.ts';
 import { prepared } from '../db/prepared.ts';
-import { isReachable, RECIPIENT_COLUMNS, unreachable, type BurstMessage, type Recipient } from './compose.ts';
+import { isReachable, RECIPIENT_COLUMNS, unreachable, type Addressee, type BurstMessage, type Recipient } from './compose.ts';
 import { signLink } from './links.ts';
 import { escapeHtml, partsOf, type LinkOptions, type Part } from './render.ts';
 
@@ -22,13 +22,7 @@ interface TranscriptMessage extends BurstMessage {
   typeId: number;
 }
 
-export interface Transcript {
-  accountId: number;
-  accountName: string;
-  userId: number;
-  email: string;
-  name: string | null;
-  language: string | null;
+export interface Transcript extends Addressee {
   messages: TranscriptMessage[];
 }
 
