@@ -12,7 +12,7 @@ import { client, type Client } from './support/http.ts';
 import { adminToken, type AccountData, type CreatedServiceData } from './support/factories.ts';
 import { Receiver } from './support/receiver.ts';
 import { sharedServer, startTestServer, type TestServer } from './support/server.ts';
-import { SmtpStandIn } from './support/smtp.ts';
+import { emailThrough, SmtpStandIn } from './support/smtp.ts';
 import { Widget } from './support/widget.ts';
 
 const PUBLIC_URL = 'https://chat.palaver.test';
@@ -129,9 +129,7 @@ describe('replies by email and transcripts, end to end', function () {
     server = await startTestServer({
       publicUrl: PUBLIC_URL,
       email: {
-        unseenAfterSeconds: 1,
-        linkSecret: 'a test secret that is long enough to sign links',
-        smtp: { host: '127.0.0.1', port: smtp.port, from: 'Support <support@palaver.test>', timeoutMs: 5000 },
+        ...emailThrough(smtp),
         transcriptRateLimit: { points: 2, durationSeconds: 3600 },
         inbound: {
           domain: DOMAIN,

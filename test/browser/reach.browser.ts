@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { addressDigest, signLink } from '../../src/email/links.ts';
 import { useBrowser } from '../support/browser.ts';
-import { adminToken, type AccountData } from '../support/factories.ts';
+import { accountWithDesk, adminToken, type AccountData } from '../support/factories.ts';
 import { client, type Client } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startWidgetHost, type WidgetHost, type WidgetHostOptions } from '../support/widget-host.ts';
@@ -42,15 +42,9 @@ describe('chat widget: pre-chat form, business hours, email links (Chromium)', f
     await server?.stop();
   });
   beforeEach(async () => {
-    const made = await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Acme Outdoor' } });
-    expect(made.status, made.text).to.equal(201);
-    account = made.body.data;
-    const service = await api.post<{ apiKey: string }>(`/adminApi/accounts/${account.id}/services`, {
-      token,
-      json: { name: 'Desk', webhookUrl: null },
-    });
-    expect(service.status, service.text).to.equal(201);
-    serviceKey = service.body.data.apiKey;
+    const made = await accountWithDesk(server.url, 'Acme Outdoor');
+    account = made.account;
+    serviceKey = made.service.apiKey;
   });
   afterEach(async () => {
     for (const h of hosts.splice(0)) await h.close();
