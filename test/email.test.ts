@@ -9,6 +9,7 @@ import { client, type Client } from './support/http.ts';
 import { adminToken, type AccountData, type CreatedServiceData } from './support/factories.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { emailThrough, SmtpStandIn, type ReceivedMail } from './support/smtp.ts';
+import { until } from './support/until.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { Widget } from './support/widget.ts';
 
@@ -23,16 +24,6 @@ interface EmailRow {
   last_status: number | null;
   last_error: string | null;
   payload: string;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('answers by email', function () {
