@@ -4,7 +4,7 @@
 // `#palaver-conversation=` token (docs/security.md).
 import { expect } from 'chai';
 import { addressDigest, signLink } from '../src/email/links.ts';
-import { adminToken, type AccountData } from './support/factories.ts';
+import { accountWithDesk, adminToken, type AccountData } from './support/factories.ts';
 import { client, type Client } from './support/http.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { Widget, newDeviceId, authFor } from './support/widget.ts';
@@ -42,11 +42,7 @@ describe('chat settings: pre-chat form, business hours, conversation links', fun
     await server?.stop();
   });
   beforeEach(async () => {
-    const made = await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Fietsenwinkel' } });
-    expect(made.status, made.text).to.equal(201);
-    account = made.body.data;
-    const owner = await api.post(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 'Desk', webhookUrl: null } });
-    expect(owner.status, owner.text).to.equal(201);
+    account = (await accountWithDesk(server.url, 'Fietsenwinkel')).account;
   });
 
   const patch = (json: unknown) => api.patch<Record<string, unknown>>(`/adminApi/accounts/${account.id}`, { token, json });

@@ -12,23 +12,14 @@ import { client, type Client } from './support/http.ts';
 import { adminToken, type AccountData, type CreatedServiceData } from './support/factories.ts';
 import { Receiver } from './support/receiver.ts';
 import { sharedServer, startTestServer, type TestServer } from './support/server.ts';
-import { SmtpStandIn } from './support/smtp.ts';
+import { emailThrough, SmtpStandIn } from './support/smtp.ts';
+import { until } from './support/until.ts';
 import { Widget } from './support/widget.ts';
 
 const PUBLIC_URL = 'https://chat.palaver.test';
 const DOMAIN = 'reply.palaver.test';
 const SECRET = 'a reply secret that is long enough to sign addresses';
 const WEBHOOK_SECRET = 'an inbound webhook secret, long enough';
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('replies by email: what the customer wrote', () => {
   const quoted = (lines: string) =>
@@ -129,9 +120,7 @@ describe('replies by email and transcripts, end to end', function () {
     server = await startTestServer({
       publicUrl: PUBLIC_URL,
       email: {
-        unseenAfterSeconds: 1,
-        linkSecret: 'a test secret that is long enough to sign links',
-        smtp: { host: '127.0.0.1', port: smtp.port, from: 'Support <support@palaver.test>', timeoutMs: 5000 },
+        ...emailThrough(smtp),
         transcriptRateLimit: { points: 2, durationSeconds: 3600 },
         inbound: {
           domain: DOMAIN,

@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { client, type Client } from './support/http.ts';
 import { adminToken, type AccountData, type CreatedServiceData } from './support/factories.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
-import { SmtpStandIn, type ReceivedMail } from './support/smtp.ts';
+import { emailThrough, SmtpStandIn, type ReceivedMail } from './support/smtp.ts';
+import { until } from './support/until.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { Widget } from './support/widget.ts';
 
@@ -25,16 +26,6 @@ interface EmailRow {
   payload: string;
 }
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('answers by email', function () {
   this.timeout(90_000);
   let smtp: SmtpStandIn;
@@ -47,9 +38,7 @@ describe('answers by email', function () {
     server = await startTestServer({
       publicUrl: PUBLIC_URL,
       email: {
-        unseenAfterSeconds: 1,
-        linkSecret: 'a test secret that is long enough to sign links',
-        smtp: { host: '127.0.0.1', port: smtp.port, from: 'Support <support@palaver.test>', timeoutMs: 5000 },
+        ...emailThrough(smtp),
       },
       // Retries a second apart, so that an outage in a test is over in seconds.
       webhooks: { retrySchedule: [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], pollIntervalMs: 100 },

@@ -21,19 +21,47 @@ export interface BurstMessage {
   createdAt: Date;
 }
 
-export interface Burst {
+/** Whom an email is written to, and from which account: what every email Palaver sends needs. */
+export interface Addressee {
   accountId: number;
   accountName: string;
   userId: number;
   email: string;
   name: string | null;
   language: string | null;
+}
+
+export interface Burst extends Addressee {
   messages: BurstMessage[];
   /** The page address the customer last chatted on (http or https), if known. */
   pageUrl: string | null;
 }
 
 export type Composed = { kind: 'send'; burst: Burst } | { kind: 'skip'; reason: string };
+
+/** Who an email goes to, as both the answers' emails and the transcript read it (RECIPIENT_COLUMNS). */
+export interface Recipient {
+  accountId: number;
+  accountName: string;
+  email: string | null;
+  name: string | null;
+  language: string | null;
+  unsubscribed: boolean;
+}
+
+/** The columns of Recipient, from `users u join accounts a on a.id = u.account_id`. */
+export const RECIPIENT_COLUMNS = `u.account_id as "accountId", a.name as "accountName", u.email, u.contact_name as name,
+            u.contact_language as language, u.email_unsubscribed_at is not null as unsubscribed`;
+
+/** Whether an email can go to this recipient: found, with an address, not unsubscribed. */
+export function isReachable<T extends Recipient>(user: T | undefined): user is T & { email: string } {
+  return user !== undefined && user.email !== null && !user.unsubscribed;
+}
+
+/** Why no email goes to a recipient isReachable() turned down. */
+export function unreachable(user: Recipient | undefined): { kind: 'skip'; reason: string } {
+  return { kind: 'skip', reason: !user || user.email === null ? 'no email address' : 'unsubscribed' };
+}
 
 /**
  * The emails sent so far bound the burst from below: an answer covered by an email that went
@@ -42,20 +70,11 @@ export type Composed = { kind: 'send'; burst: Burst } | { kind: 'skip'; reason: 
  */
 export async function composeEmail(em: EntityManager, payload: EmailPayload, { retry }: { retry: boolean }): Promise<Composed> {
   const { userId, throughMessageId } = payload;
-  const [user] = await prepared<{
-    accountId: number;
-    accountName: string;
-    email: string | null;
-    name: string | null;
-    language: string | null;
-    unsubscribed: boolean;
-    newest: string | number | null;
-    sentThrough: string | number | null;
-    pageUrl: string | null;
-  }>(
+  const [user] = await prepared<
+    Recipient & { newest: string | number | null; sentThrough: string | number | null; pageUrl: string | null }
+  >(
     em,
-    `select u.account_id as "accountId", a.name as "accountName", u.email, u.contact_name as name,
-            u.contact_language as language, u.email_unsubscribed_at is not null as unsubscribed,
+    `select ${RECIPIENT_COLUMNS},
             (select max(m.id) from messages m where m.user_id = u.id and m.type_id = ?) as newest,
             (select max((d.payload::jsonb ->> 'throughMessageId')::bigint) from deliveries d
               where d.user_id = u.id and d.kind = 'email' and d.state = 'delivered' and d.last_status = 250) as "sentThrough",
@@ -66,8 +85,7 @@ export async function composeEmail(em: EntityManager, payload: EmailPayload, { r
       where u.id = ?`,
     [MessageType.agent, userId],
   );
-  if (!user || user.email === null) return { kind: 'skip', reason: 'no email address' };
-  if (user.unsubscribed) return { kind: 'skip', reason: 'unsubscribed' };
+  if (!isReachable(user)) return unreachable(user);
   // A later answer's email (later in this user's chain) carries the whole burst. Not on a retry:
   // the server may have taken the first attempt (its reply lost), so the retry is the same email
   // under the same Message-ID, and the later one starts after it.

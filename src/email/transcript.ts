@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MessageType } from '../db/entities/index.ts';
 import { prepared } from '../db/prepared.ts';
-import type { BurstMessage } from './compose.ts';
+import { isReachable, RECIPIENT_COLUMNS, unreachable, type Addressee, type BurstMessage, type Recipient } from './compose.ts';
 import { signLink } from './links.ts';
 import { escapeHtml, partsOf, type LinkOptions, type Part } from './render.ts';
 
@@ -22,13 +22,7 @@ interface TranscriptMessage extends BurstMessage {
   typeId: number;
 }
 
-export interface Transcript {
-  accountId: number;
-  accountName: string;
-  userId: number;
-  email: string;
-  name: string | null;
-  language: string | null;
+export interface Transcript extends Addressee {
   messages: TranscriptMessage[];
 }
 
@@ -37,22 +31,13 @@ export async function composeTranscript(
   em: EntityManager,
   payload: TranscriptPayload,
 ): Promise<{ kind: 'send'; transcript: Transcript } | { kind: 'skip'; reason: string }> {
-  const [user] = await prepared<{
-    accountId: number;
-    accountName: string;
-    email: string | null;
-    name: string | null;
-    language: string | null;
-    unsubscribed: boolean;
-  }>(
+  const [user] = await prepared<Recipient>(
     em,
-    `select u.account_id as "accountId", a.name as "accountName", u.email, u.contact_name as name,
-            u.contact_language as language, u.email_unsubscribed_at is not null as unsubscribed
+    `select ${RECIPIENT_COLUMNS}
        from users u join accounts a on a.id = u.account_id where u.id = ?`,
     [payload.userId],
   );
-  if (!user || user.email === null) return { kind: 'skip', reason: 'no email address' };
-  if (user.unsubscribed) return { kind: 'skip', reason: 'unsubscribed' };
+  if (!isReachable(user)) return unreachable(user);
   const messages = await prepared<TranscriptMessage>(
     em,
     `select id, type_id as "typeId", message, media, content, agent, created_at as "createdAt" from messages

@@ -12,6 +12,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgUuidArray } from '../db/pg-arrays.ts';
 import type { Logger } from '../logger.ts';
+import { Sweeper } from '../sweeper.ts';
 import type { MediaStorage } from './storage.ts';
 
 const UNREFERENCED = `not exists (
@@ -75,38 +76,11 @@ export async function sweepUnreferencedMedia(
 }
 
 /** The sweeper of one node: a pass every interval (the first one interval after start). */
-export class MediaSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-
-  constructor(
-    private readonly em: () => EntityManager,
-    private readonly storage: MediaStorage,
-    private readonly options: SweepOptions & { intervalSeconds: number },
-    private readonly logger: Logger,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.sweep().finally(() => (this.running = undefined));
-    }, this.options.intervalSeconds * 1000);
-    this.timer.unref();
-  }
-
-  async sweep(): Promise<number> {
-    try {
-      const swept = await sweepUnreferencedMedia(this.em, this.storage, this.options, this.logger);
-      if (swept > 0) this.logger.info({ swept }, 'unreferenced uploads swept');
-      return swept;
-    } catch (err) {
-      this.logger.warn({ err }, 'upload sweep failed');
-      return 0;
-    }
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+export class MediaSweeper extends Sweeper {
+  constructor(em: () => EntityManager, storage: MediaStorage, options: SweepOptions & { intervalSeconds: number }, logger: Logger) {
+    super(() => sweepUnreferencedMedia(em, storage, options, logger), options.intervalSeconds, logger, {
+      swept: 'unreferenced uploads swept',
+      failed: 'upload sweep failed',
+    });
   }
 }

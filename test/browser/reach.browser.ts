@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { addressDigest, signLink } from '../../src/email/links.ts';
 import { useBrowser } from '../support/browser.ts';
-import { adminToken, type AccountData } from '../support/factories.ts';
+import { accountWithDesk, adminToken, type AccountData } from '../support/factories.ts';
 import { client, type Client } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startWidgetHost, type WidgetHost, type WidgetHostOptions } from '../support/widget-host.ts';
@@ -42,15 +42,9 @@ describe('chat widget: pre-chat form, business hours, email links (Chromium)', f
     await server?.stop();
   });
   beforeEach(async () => {
-    const made = await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Acme Outdoor' } });
-    expect(made.status, made.text).to.equal(201);
-    account = made.body.data;
-    const service = await api.post<{ apiKey: string }>(`/adminApi/accounts/${account.id}/services`, {
-      token,
-      json: { name: 'Desk', webhookUrl: null },
-    });
-    expect(service.status, service.text).to.equal(201);
-    serviceKey = service.body.data.apiKey;
+    const made = await accountWithDesk(server.url, 'Acme Outdoor');
+    account = made.account;
+    serviceKey = made.service.apiKey;
   });
   afterEach(async () => {
     for (const h of hosts.splice(0)) await h.close();
@@ -197,6 +191,9 @@ describe('chat widget: pre-chat form, business hours, email links (Chromium)', f
       .and.to.contain('Leave your email and a message, and we will answer there.');
     // The header says the team is away, not how fast it usually answers.
     expect(await page.locator('[data-palaver-widget] .reply-time').innerText()).to.equal('We are away right now.');
+    // The empty conversation's prompt agrees with the notice: no promise of an answer right here.
+    await page.getByText("Send us a message and we'll answer when we're back.").waitFor();
+    expect(await page.getByText("we'll get back to you here").count()).to.equal(0);
     await page.getByRole('form', { name: 'Get our answer by email' }).waitFor();
     await shoot(page, 'widget-after-hours');
     await page.getByRole('textbox', { name: 'Your email' }).fill('bo@example.com');
@@ -212,6 +209,7 @@ describe('chat widget: pre-chat form, business hours, email links (Chromium)', f
     await nl.getByRole('button', { name: 'Chat openen' }).click();
     await nl.getByText(`We zijn er ${await name('nl')} weer om 09:00.`).waitFor();
     await nl.getByText('Laat je e-mailadres en een bericht achter, dan antwoorden we daar.').waitFor();
+    await nl.getByText('Stuur ons een bericht, dan antwoorden we als we er weer zijn.').waitFor();
     await nl.getByRole('form', { name: 'Ons antwoord per e-mail' }).waitFor();
     await axeClean(nl);
     await other.close();

@@ -58,3 +58,18 @@ export async function createService(
   expect(answer.status, answer.text).to.equal(201);
   return answer.body.data;
 }
+
+/** An account on the server at baseUrl, with a Service that takes no webhooks ('Desk'). */
+export async function accountWithDesk(baseUrl: string, name: string): Promise<{ account: AccountData; service: CreatedServiceData }> {
+  const api = client(baseUrl);
+  const token = await adminToken(baseUrl);
+  const made = await api.post<AccountData>('/adminApi/accounts', { token, json: { name } });
+  expect(made.status, made.text).to.equal(201);
+  const account = made.body.data;
+  const service = await api.post<CreatedServiceData>(`/adminApi/accounts/${account.id}/services`, {
+    token,
+    json: { name: 'Desk', webhookUrl: null },
+  });
+  expect(service.status, service.text).to.equal(201);
+  return { account, service: service.body.data };
+}

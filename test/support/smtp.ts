@@ -83,3 +83,12 @@ export class SmtpStandIn {
     return this.received.filter((mail) => mail.envelope.to.includes(address));
   }
 }
+
+/** Palaver's email settings for tests that send through this stand-in: an answer unseen for a second goes by email. */
+export function emailThrough(smtp: SmtpStandIn) {
+  return {
+    unseenAfterSeconds: 1,
+    linkSecret: 'a test secret that is long enough to sign links',
+    smtp: { host: '127.0.0.1', port: smtp.port, from: 'Support <support@palaver.test>', timeoutMs: 5000 },
+  };
+}

@@ -1,5 +1,6 @@
 // The signed-in operator's own account: password, two-factor sign-in, sessions. A session is all
 // these routes need; each acts on its own operator only.
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AdminRoute } from './route.ts';
 import { rule } from './policy.ts';
 import { consumeEachOrRefuse, consumeOrRefuse } from '../../limits.ts';
@@ -24,6 +25,35 @@ function operatorOf(ctx: AppContext) {
 /** Codes typed while signed in count against the same per-operator limit as at sign-in. */
 async function limitCodes(ctx: AppContext): Promise<void> {
   await consumeOrRefuse(ctx.deps.twoFactorLimiter, operatorOf(ctx).identifier);
+}
+
+type Refusal = 'not_enabled' | 'invalid_code';
+
+/**
+ * A change to an enabled second factor, confirmed by a code from the body: the code limited,
+ * the change audited (with the fields `changed` names for its result), its refusals thrown.
+ */
+async function withEnabledTwoFactor<R>(
+  ctx: AppContext,
+  change: (tx: EntityManager, input: { operatorId: number; code: string }) => Promise<R>,
+  changed: (result: R) => string[] | null,
+): Promise<Exclude<R, Refusal>> {
+  authorize(ctx);
+  const body = parseBody(ctx, twoFactorCodeBody);
+  await limitCodes(ctx);
+  const operatorId = operatorOf(ctx).id;
+  const result = await audited(
+    ctx.deps.db.orm.em,
+    auditRequest(ctx),
+    (tx) => change(tx, { operatorId, code: body.code }),
+    (r) => {
+      const fields = changed(r);
+      return fields ? { target: { operatorId }, changed: fields } : null;
+    },
+  );
+  if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
+  if (result === 'invalid_code') throw forbidden('invalid_code');
+  return result as Exclude<R, Refusal>;
 }
 
 export const meRoutes: AdminRoute[] = [
@@ -148,18 +178,8 @@ export const meRoutes: AdminRoute[] = [
     summary: 'Ten new recovery codes for a code (the old ones stop working)',
     body: twoFactorCodeBody,
     handler: async (ctx) => {
-      authorize(ctx);
-      const body = parseBody(ctx, twoFactorCodeBody);
-      await limitCodes(ctx);
-      const result = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) => renewRecoveryCodes(tx, { operatorId: operatorOf(ctx).id, code: body.code }),
-        (r) => (typeof r === 'string' ? null : { target: { operatorId: operatorOf(ctx).id }, changed: ['recoveryCodes'] }),
-      );
-      if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
-      if (result === 'invalid_code') throw forbidden('invalid_code');
-      respond(ctx, { data: result });
+      const codes = await withEnabledTwoFactor(ctx, renewRecoveryCodes, (r) => (typeof r === 'string' ? null : ['recoveryCodes']));
+      respond(ctx, { data: codes });
     },
   },
   {
@@ -170,17 +190,7 @@ export const meRoutes: AdminRoute[] = [
     summary: 'Turn two-factor sign-in off with a TOTP or recovery code',
     body: twoFactorCodeBody,
     handler: async (ctx) => {
-      authorize(ctx);
-      const body = parseBody(ctx, twoFactorCodeBody);
-      await limitCodes(ctx);
-      const result = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) => disableTwoFactor(tx, { operatorId: operatorOf(ctx).id, code: body.code }),
-        (r) => (r === 'disabled' ? { target: { operatorId: operatorOf(ctx).id }, changed: ['twoFactor'] } : null),
-      );
-      if (result === 'not_enabled') throw conflict('two_factor_not_enabled');
-      if (result === 'invalid_code') throw forbidden('invalid_code');
+      await withEnabledTwoFactor(ctx, disableTwoFactor, (r) => (r === 'disabled' ? ['twoFactor'] : null));
       respond(ctx, { data: null });
     },
   },

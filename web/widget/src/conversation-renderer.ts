@@ -12,6 +12,8 @@ import type { View } from './ui/view.ts';
 export interface RenderState {
   loadingOlder(): boolean;
   unavailable(): boolean;
+  /** Outside business hours: the empty prompt says the answer may come later. */
+  closed(): boolean;
   /** Draws what lives beside the conversation (the form and the hours notice, reach.ts). */
   drawBeside(): void;
 }
@@ -60,8 +62,10 @@ export class ConversationRenderer {
     if (c.olderThan === null && c.welcomeMessage)
       wanted.push(this.keyed('welcome', c.welcomeMessage, () => h('li', { class: 'welcome' }, c.welcomeMessage ?? '')));
     // Without a welcome message an empty conversation would be a blank panel: a prompt instead.
-    else if (c.olderThan === null && entries.length === 0 && !unavailable)
-      wanted.push(this.keyed('prompt', s.emptyPrompt, () => h('li', { class: 'welcome' }, s.emptyPrompt)));
+    else if (c.olderThan === null && entries.length === 0 && !unavailable) {
+      const prompt = this.state.closed() ? s.emptyPromptClosed : s.emptyPrompt;
+      wanted.push(this.keyed('prompt', prompt, () => h('li', { class: 'welcome' }, prompt)));
+    }
     let previous: ChatMessage | undefined;
     for (const entry of entries) {
       if (entry.kind === 'message') {

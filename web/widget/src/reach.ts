@@ -35,6 +35,8 @@ export interface ReachHooks {
   /** The email link gave this browser a device of the conversation's user: use it from now. */
   adopt(deviceId: string): Promise<void>;
   open(): void;
+  /** Draws the conversation and the slots again (the empty prompt follows the hours). */
+  redraw(): void;
 }
 
 const LINK = /(?:^#|&)palaver-conversation=([A-Za-z0-9_.-]+)/;
@@ -82,7 +84,12 @@ export class Reach {
     clearTimeout(this.refresh);
     const wait = this.chat.hours ? untilChange(this.chat.hours) : null;
     if (wait !== null && !this.destroyed) this.refresh = setTimeout(() => void this.load(), wait);
-    this.render();
+    this.hooks.redraw();
+  }
+
+  /** The team is away now (outside the account's business hours). */
+  closed(): boolean {
+    return this.chat?.hours ? !this.chat.hours.open : false;
   }
 
   destroy(): void {
@@ -126,7 +133,7 @@ export class Reach {
   /** Brings the slots in line with the settings, the contact and the conversation. */
   render(): void {
     const chat = this.chat;
-    const closed = chat?.hours ? !chat.hours.open : false;
+    const closed = this.closed();
     const form = chat?.prechatForm ?? { fields: 'none', timing: 'after' };
     const email = this.emailKnown();
     const wrote = this.hooks.visitorWrote();

@@ -30,6 +30,8 @@ export interface Strings {
   download: string;
   /** The panel's prompt while the conversation is empty and the account has no welcome message. */
   emptyPrompt: string;
+  /** The same outside business hours, when the hours notice above says when the team is back. */
+  emptyPromptClosed: string;
   /** The label of an agent message's row of cards (a carousel), which scrolls sideways. */
   cards: string;
   /** The panel's message when Palaver refuses this page for good (see unavailable.ts). */
@@ -64,6 +66,7 @@ const en: Strings = {
   fileTypeRefused: 'This kind of file cannot be sent.',
   download: 'Download',
   emptyPrompt: "Send us a message and we'll get back to you here.",
+  emptyPromptClosed: "Send us a message and we'll answer when we're back.",
   cards: 'Options: scroll sideways for more',
   unavailable: 'Sorry, the chat is not available at the moment.',
 };
@@ -96,6 +99,7 @@ const nl: Strings = {
   fileTypeRefused: 'Dit soort bestand kan niet worden verstuurd.',
   download: 'Downloaden',
   emptyPrompt: 'Stuur ons een bericht, dan reageren we hier.',
+  emptyPromptClosed: 'Stuur ons een bericht, dan antwoorden we als we er weer zijn.',
   cards: 'Opties: scroll opzij voor meer',
   unavailable: 'Sorry, de chat is op dit moment niet beschikbaar.',
 };

@@ -110,7 +110,12 @@ export class Widget {
           this.view.focusComposer();
         },
       },
-      { loadingOlder: () => this.loadingOlder, unavailable: () => this.unavailable, drawBeside: () => this.reach.render() },
+      {
+        loadingOlder: () => this.loadingOlder,
+        unavailable: () => this.unavailable,
+        closed: () => this.reach.closed(),
+        drawBeside: () => this.reach.render(),
+      },
     );
     this.reach = new Reach(settings, this.view, {
       headers: () => this.api.headers(),
@@ -121,6 +126,7 @@ export class Widget {
       start: () => this.start(),
       adopt: (deviceId) => this.adoptDevice(deviceId),
       open: () => this.open(),
+      redraw: () => this.render(),
     });
     document.body.append(this.view.host);
     document.addEventListener('visibilitychange', this.onVisibility);
