@@ -1,7 +1,7 @@
 // The layout docs/architecture.md draws, held by reading the sources' imports: no import
 // cycles, in the server or in the browser code; transport-neutral code never reaches into a
 // transport; sockets hear of changes only through the notice module; what the server and the
-// browser bundles share (src/shared/) imports nothing, and is all the browser code takes from src/.
+// browser bundles share (src/contracts/) imports nothing, and is all the browser code takes from src/.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -93,10 +93,10 @@ describe('architecture', () => {
     expect(callers).to.deep.equal([]);
   });
 
-  it('keeps what the server and the browser share free of imports (src/shared/)', () => {
-    const shared = sources(path.join(SRC, 'shared'));
-    expect(shared).to.not.be.empty;
-    const imports = shared.flatMap((file) =>
+  it('keeps what the server and the browser share free of imports (src/contracts/)', () => {
+    const contracts = sources(path.join(SRC, 'contracts'));
+    expect(contracts).to.not.be.empty;
+    const imports = contracts.flatMap((file) =>
       specifiers(file)
         .filter((s) => !/^\.\/[\w-]+\.ts$/.test(s))
         .map((s) => `${relative(file)} → ${s}`),
@@ -112,9 +112,9 @@ describe('architecture', () => {
       expect(cycles(web).map((cycle) => cycle.join(' → '))).to.deep.equal([]);
     });
 
-    it('takes nothing from the server but src/shared/', () => {
+    it('takes nothing from the server but src/contracts/', () => {
       const crossings = [...web].flatMap(([from, targets]) =>
-        targets.filter((to) => !to.startsWith('web/') && !to.startsWith('src/shared/')).map((to) => `${from} → ${to}`),
+        targets.filter((to) => !to.startsWith('web/') && !to.startsWith('src/contracts/')).map((to) => `${from} → ${to}`),
       );
       expect(crossings).to.deep.equal([]);
     });

@@ -1,7 +1,7 @@
 // What a transaction can tell the gateway once it commits (notices.ts records them on the
 // transaction; db/tx/outlets.ts hands them to the gateway).
 import type { AgentSnapshot, Message } from '../db/entities/index.ts';
-import type { InboxChange } from '../shared/operator-events.ts';
+import type { InboxChange } from '../contracts/operator-events.ts';
 
 /**
  * What one node tells all nodes (itself included) about a conversation, or (`deliveries`) that

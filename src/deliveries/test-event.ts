@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account, Service } from '../db/entities/index.ts';
-import type { TestEventResult } from '../shared/test-event.ts';
+import type { TestEventResult } from '../contracts/test-event.ts';
 import { serviceSecrets } from './secrets.ts';
 import { WebhookSender } from './sender.ts';
 

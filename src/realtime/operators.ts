@@ -15,7 +15,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DefaultEventsMap, Namespace, Socket } from 'socket.io';
 import type { Notice, OperatorNotice } from '../conversations/notices.ts';
-import type { Ended, OperatorEvents } from '../shared/operator-events.ts';
+import type { Ended, OperatorEvents } from '../contracts/operator-events.ts';
 import { authenticateOperator, type AuthenticatedOperator } from '../tenancy/operators.ts';
 import { allows } from '../tenancy/permissions.ts';
 

@@ -1,8 +1,8 @@
-// The permission rule (src/shared/permissions.ts, shared with the dashboard) and what the server
+// The permission rule (src/contracts/permissions.ts, shared with the dashboard) and what the server
 // asks of it beyond one permission.
-import { allows, type Grant, type Permission } from '../shared/permissions.ts';
+import { allows, type Grant, type Permission } from '../contracts/permissions.ts';
 
-export { allows, isPermission, PERMISSIONS, type Grant, type Permission } from '../shared/permissions.ts';
+export { allows, isPermission, PERMISSIONS, type Grant, type Permission } from '../contracts/permissions.ts';
 
 /** Every permission, each on the account (null: asked everywhere). */
 export function allowsAll(grants: readonly Grant[], permissions: readonly Permission[], accountId: number | null): boolean {

@@ -2,7 +2,7 @@
 // server says which conversation changed, or whose delivery outcomes were committed; pages that
 // show them read them again over the Admin API.
 import { io, type Socket } from 'socket.io-client';
-import type { ConversationChange, DeliveriesChange, OperatorEvents } from '../../../src/shared/operator-events.ts';
+import type { ConversationChange, DeliveriesChange, OperatorEvents } from '../../../src/contracts/operator-events.ts';
 import { sessionEnded } from './api.ts';
 
 export type { ConversationChange, DeliveriesChange };

@@ -1,8 +1,8 @@
 // What the server would refuse, to disable it beforehand (the server decides; the page only
-// explains). The permission list and the rule are the server's own (src/shared/permissions.ts).
-import { allows, type Grant, type Permission } from '../../../src/shared/permissions.ts';
+// explains). The permission list and the rule are the server's own (src/contracts/permissions.ts).
+import { allows, type Grant, type Permission } from '../../../src/contracts/permissions.ts';
 
-export { PERMISSIONS, type Grant, type Permission } from '../../../src/shared/permissions.ts';
+export { PERMISSIONS, type Grant, type Permission } from '../../../src/contracts/permissions.ts';
 
 export function can(grants: readonly Grant[], permission: Permission, accountId: number | null): boolean {
   return allows(grants, permission, accountId);

@@ -1,9 +1,9 @@
 // What the Admin API answers, as the dashboard reads it (src/presenters/*); the shapes the server
-// declares for the dashboard too are src/shared/'s.
-import type { Grant } from '../../../src/shared/permissions.ts';
+// declares for the dashboard too are src/contracts/'s.
+import type { Grant } from '../../../src/contracts/permissions.ts';
 
 export type { Grant };
-export type { TestEventResult } from '../../../src/shared/test-event.ts';
+export type { TestEventResult } from '../../../src/contracts/test-event.ts';
 
 export interface Me {
   id: number;
