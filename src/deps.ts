@@ -10,7 +10,7 @@ import type { ClientCallers } from './api/client/caller.ts';
 import type { ServiceCallers } from './api/service/caller.ts';
 import type { AgentMessageWriter } from './conversations/agents.ts';
 import type { ClientMessageWriter } from './conversations/client-messages.ts';
-import type { TypingTimeouts } from './conversations/events.ts';
+import type { TypingTimeouts } from './conversations/client-events.ts';
 import type { DeliveryWorker } from './deliveries/worker.ts';
 import type { InboundMail } from './email/inbound.ts';
 import type { MediaStorage } from './media/storage.ts';

@@ -24,7 +24,7 @@ import { ClientCallers } from './api/client/caller.ts';
 import { ServiceCallers } from './api/service/caller.ts';
 import { agentMessageWriter } from './conversations/agents.ts';
 import { clientMessageWriter } from './conversations/client-messages.ts';
-import { TypingTimeouts } from './conversations/events.ts';
+import { TypingTimeouts } from './conversations/client-events.ts';
 import { createLimiter as newLimiter, limitsNamespace, type Limits } from './limits.ts';
 import { DiskMediaStorage } from './media/storage.ts';
 import { MediaSweeper } from './media/sweeper.ts';

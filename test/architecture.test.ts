@@ -93,6 +93,13 @@ describe('architecture', () => {
     expect(callers).to.deep.equal([]);
   });
 
+  it('keeps deps.ts a type: what the composition root (server.ts) builds, with no code of its own', () => {
+    const text = readFileSync(path.join(SRC, 'deps.ts'), 'utf8');
+    const valueImports = [...text.matchAll(/(?:^|\n)\s*import\s+(?!type\b)[^'"]*?from\s+'([^']+)'/g)].map((m) => m[1]);
+    expect(valueImports).to.deep.equal([]);
+    expect(text).to.not.match(/^export (?!interface|type)/m);
+  });
+
   it('keeps what the server and the browser share free of imports (src/contracts/)', () => {
     const contracts = sources(path.join(SRC, 'contracts'));
     expect(contracts).to.not.be.empty;

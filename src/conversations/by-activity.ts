@@ -14,14 +14,14 @@ import { fromJson } from '../db/json.ts';
  */
 export type ActivityCursor = { kind: 'message'; id: number } | { kind: 'user'; id: number };
 
-export interface Conversation {
+export interface ConversationSummary {
   user: User;
   /** The conversation's last message of any type (what the conversation view shows last); null when it has none. */
   lastMessage: Message | null;
 }
 
 export interface ConversationPage {
-  rows: Conversation[];
+  rows: ConversationSummary[];
   /** Where the next page starts; null when there is none. */
   next: ActivityCursor | null;
 }

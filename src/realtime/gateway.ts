@@ -20,7 +20,7 @@ import { presentAgent, presentClientMessage } from '../presenters/client-message
 import { SocketFeed, type FeedOutlet } from './feed.ts';
 import { OperatorChannel, type OperatorNamespace } from './operators.ts';
 import { clientEventHandlers, type ClientEventDeps } from '../api/client/socket-events.ts';
-import type { ClientSocket } from './events.ts';
+import type { ClientSocket } from './socket-event-maps.ts';
 
 /** Server-side event asking the other nodes whether a user has a socket there. */
 const PRESENCE = 'palaver:presence';

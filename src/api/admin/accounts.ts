@@ -17,7 +17,7 @@ import { presentAccount, presentAccountOverview, presentAuthorizationSecret, pre
 import { presentCreatedService } from '../../presenters/service.ts';
 import { audited, sentFields } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorize, authorizeListing } from './auth.ts';
+import { authorize, authorizeListing } from './operator-access.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
 
 export const accountRoutes: AdminRoute[] = [

@@ -7,7 +7,7 @@ import { respond } from '../../http/respond.ts';
 import type { AppContext } from '../../http/types.ts';
 import { parseQuery } from '../../http/validate.ts';
 import { presentAuditEntry } from '../../presenters/audit.ts';
-import { authorizeListing } from './auth.ts';
+import { authorizeListing } from './operator-access.ts';
 import { rule } from './policy.ts';
 import type { AdminRoute } from './route.ts';
 import { auditFilterQuery, auditQuery } from './schema.ts';

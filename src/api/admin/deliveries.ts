@@ -17,7 +17,7 @@ import { presentDelivery, presentDeliveryAttempt, presentDeliveryStats } from '.
 import { deliveryStats } from '../../deliveries/stats.ts';
 import { audited } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorize, authorizeRecord } from './auth.ts';
+import { authorize, authorizeRecord } from './operator-access.ts';
 import { rule } from './policy.ts';
 import { accountIdParams, deliveriesQuery, deliveryIdParams, serviceDeliveriesQuery, serviceIdParams } from './schema.ts';
 import { authorizedService } from './services.ts';

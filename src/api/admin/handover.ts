@@ -6,7 +6,7 @@ import { presentHandoverState } from '../../presenters/handover.ts';
 import { respond } from '../../http/respond.ts';
 import { parseParams } from '../../http/validate.ts';
 import { getAccount } from '../../tenancy/accounts.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import { rule } from './policy.ts';
 import type { AdminRoute } from './route.ts';
 import { accountUserParams } from './schema.ts';

@@ -19,7 +19,7 @@ import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentCannedReply, presentConversationState, presentInboxRow, presentTimelineEvent } from '../../presenters/inbox.ts';
 import { audited, sentFields } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import {
   accountIdParams,
   accountUserParams,

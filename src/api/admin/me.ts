@@ -11,7 +11,7 @@ import { parseBody, parseParams } from '../../http/validate.ts';
 import { changePassword, endSessionOf, listSessions } from '../../tenancy/operators.ts';
 import { confirmEnrolment, disableTwoFactor, renewRecoveryCodes, startEnrolment } from '../../tenancy/two-factor.ts';
 import { presentOperatorSession } from '../../presenters/operator.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import { audited } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
 import { changePasswordBody, sessionIdParams, twoFactorCodeBody } from './schema.ts';

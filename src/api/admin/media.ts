@@ -9,7 +9,7 @@ import { sendMedia } from '../../http/media-response.ts';
 import { receiveUpload } from '../../http/middleware/multipart.ts';
 import { respond } from '../../http/respond.ts';
 import { parseParams } from '../../http/validate.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import { accountMediaParams, accountUserParams } from './schema.ts';
 
 /**

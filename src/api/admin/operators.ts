@@ -19,7 +19,7 @@ import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentOperator, presentOperatorSession } from '../../presenters/operator.ts';
 import { audited } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import { createOperatorBody, grantsBody, operatorDisabledBody, operatorIdParams, operatorSessionParams } from './schema.ts';
 
 /** The schema checked each permission; this narrows the type for the domain. */

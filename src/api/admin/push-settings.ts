@@ -10,7 +10,7 @@ import { deletePushSettings, findPushSettings, savePushSettings, type PushKind }
 import type { AppContext } from '../../http/types.ts';
 import { audited } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import {
   accountIdParams,
   fcmSettingsBody,

@@ -12,7 +12,7 @@ import { userRoutes } from './users.ts';
 import { inboxRoutes } from './inbox.ts';
 import { handoverRoutes } from './handover.ts';
 import { serviceRoutes } from './services.ts';
-import { requireOperator } from './auth.ts';
+import { requireOperator } from './operator-access.ts';
 import { loginRoutes } from './login.ts';
 import { ssoRoutes } from './sso.ts';
 import { sessionRoutes } from './session.ts';

@@ -10,7 +10,7 @@ import { presentService } from '../../presenters/service.ts';
 import { type Service } from '../../db/entities/index.ts';
 import { sentFields } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorizeFields, authorizeRecord } from './auth.ts';
+import { authorizeFields, authorizeRecord } from './operator-access.ts';
 import { serviceIdParams, updateServiceBody } from './schema.ts';
 
 /**

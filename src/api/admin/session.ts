@@ -10,7 +10,7 @@ import { profileBody } from './schema.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppContext } from '../../http/types.ts';
 import { presentSignedIn } from '../../presenters/operator.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import { audited, sentFields } from '../../audit/entries.ts';
 import { auditRequest } from './audit-context.ts';
 

@@ -16,7 +16,7 @@ import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorize } from './auth.ts';
+import { authorize } from './operator-access.ts';
 import {
   accountIdParams,
   accountUserParams,

@@ -8,7 +8,7 @@ import { AccountSchema, DeviceSchema, UserSchema, type Account, type Device, typ
 import { pgTextArray } from '../../db/pg-arrays.ts';
 import { snapshot } from '../../db/snapshots.ts';
 import { AppError, notFound } from '../../errors.ts';
-import type { Conversation } from '../../conversations/conversation.ts';
+import type { CallerSnapshot } from '../../conversations/caller-snapshot.ts';
 import { verifyAuthorization, type RegisteredIdentity } from './authorization.ts';
 import { parseIdentification } from './identification.ts';
 
@@ -99,7 +99,7 @@ export class ClientCallers {
  * The caller's conversation, for every call but POST /devices. A registered user's device
  * must present that user's authorization: a device id alone never opens a customer's history.
  */
-export function openConversation(caller: ClientCaller): Conversation {
+export function openConversation(caller: ClientCaller): CallerSnapshot {
   if (!caller.registered) throw notFound('device_not_found');
   const { device, user } = caller.registered;
   if (user.kind === 'registered') {

@@ -11,7 +11,7 @@ import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { presentWidgetSettings } from '../../presenters/hours.ts';
 import { chatSettingsOf } from '../../tenancy/chat-settings.ts';
-import { caller } from './auth.ts';
+import { caller } from './client-identity.ts';
 
 export const conversationLinkBody = z
   .object({

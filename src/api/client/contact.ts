@@ -9,7 +9,7 @@ import { respond } from '../../http/respond.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { presentContact } from '../../presenters/contact.ts';
-import { conversation } from './auth.ts';
+import { conversation } from './client-identity.ts';
 
 const NONE = { email: null, name: null, language: null, source: null, updatedAt: null, emailUnsubscribed: false };
 

@@ -5,7 +5,7 @@ import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseBody } from '../../http/validate.ts';
 import { deviceBody, pageAddress } from '../../commands/client/input.ts';
-import { caller } from './auth.ts';
+import { caller } from './client-identity.ts';
 
 /**
  * A registered device asking to be anonymous again (a logout) is refused and nothing changes

@@ -7,7 +7,7 @@ import { receiveUpload } from '../../http/middleware/multipart.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams } from '../../http/validate.ts';
 import type { MediaKind } from '../../media/types.ts';
-import { conversation } from './auth.ts';
+import { conversation } from './client-identity.ts';
 import { mediaParams } from './schema.ts';
 
 export function mediaRoutes(router: AppRouter, maxBytes: Readonly<Record<MediaKind, number>>): void {

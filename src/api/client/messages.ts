@@ -7,7 +7,7 @@ import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { messageBody } from '../../commands/client/input.ts';
 import { sendClientMessage } from '../../commands/client/send-message.ts';
-import { conversation } from './auth.ts';
+import { conversation } from './client-identity.ts';
 import { messageCursorParams, statusBody, statusParams } from './schema.ts';
 
 /** Bounded pages: a client asks for more with paging.before. */

@@ -3,12 +3,12 @@
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import type { MediaKind } from '../../media/types.ts';
-import { identifyClient } from './auth.ts';
+import { identifyClient } from './client-identity.ts';
 import { chatSettingsRoutes } from './chat-settings.ts';
 import { contactRoutes } from './contact.ts';
 import { transcriptRoutes } from './transcript.ts';
 import { deviceRoutes } from './devices.ts';
-import { eventRoutes } from './events.ts';
+import { eventRoutes } from './event-routes.ts';
 import { mediaRoutes } from './media.ts';
 import { messageRoutes } from './messages.ts';
 

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { openConversation, type ClientCallers } from './caller.ts';
 import type { ClientMessageWriter } from '../../conversations/client-messages.ts';
-import type { TypingTimeouts } from '../../conversations/events.ts';
+import type { TypingTimeouts } from '../../conversations/client-events.ts';
 import { messageBody } from '../../commands/client/input.ts';
 import { sendClientEvent } from '../../commands/client/send-event.ts';
 import { sendClientMessage } from '../../commands/client/send-message.ts';
@@ -15,7 +15,7 @@ import type { Admission } from '../../http/admission.ts';
 import { check } from '../../validation.ts';
 import type { Logger } from '../../logger.ts';
 import type { EventName } from '../../presenters/webhook-payloads.ts';
-import type { Ack, ClientSocket, ClientToServerEvents } from '../../realtime/events.ts';
+import type { Ack, ClientSocket, ClientToServerEvents } from '../../realtime/socket-event-maps.ts';
 
 export interface ClientEventDeps {
   em: () => EntityManager;

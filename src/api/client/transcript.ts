@@ -8,7 +8,7 @@ import { consumeOrRefuse } from '../../limits.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppRouter } from '../../http/types.ts';
-import { conversation } from './auth.ts';
+import { conversation } from './client-identity.ts';
 
 export function transcriptRoutes(router: AppRouter): void {
   router.post('/users/me/transcript', limitWrites(), async (ctx) => {

@@ -8,7 +8,7 @@ import { parseQuery } from '../../http/validate.ts';
 import { presentHours } from '../../presenters/hours.ts';
 import { findAccount } from '../../tenancy/accounts.ts';
 import { chatSettingsOf } from '../../tenancy/chat-settings.ts';
-import { serviceCaller } from './auth.ts';
+import { serviceCaller } from './service-access.ts';
 
 export const hoursQuery = z.object({
   /** The moment to answer for (ISO 8601 with a zone); now when left out. */

@@ -3,7 +3,7 @@
 import { retryWaiting } from '../../deliveries/redeliver.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppRouter } from '../../http/types.ts';
-import { serviceCaller } from './auth.ts';
+import { serviceCaller } from './service-access.ts';
 
 export function deliveryRoutes(router: AppRouter): void {
   // The operators' "Retry waiting now" (POST /adminApi/services/{id}/deliveries/retry), for the Service itself.

@@ -8,7 +8,7 @@ import type { AppContext, AppRouter } from '../../http/types.ts';
 import { parseBody, parseParams } from '../../http/validate.ts';
 import { getAccount } from '../../tenancy/accounts.ts';
 import { getService } from '../../tenancy/services.ts';
-import { serviceCaller } from './auth.ts';
+import { serviceCaller } from './service-access.ts';
 import { userForService } from './caller.ts';
 import { acceptBody, offerBody, passBody, releaseBody, userIdParams } from './schema.ts';
 

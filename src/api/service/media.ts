@@ -3,7 +3,7 @@ import { notFound } from '../../errors.ts';
 import { sendMedia } from '../../http/media-response.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams } from '../../http/validate.ts';
-import { serviceCaller } from './auth.ts';
+import { serviceCaller } from './service-access.ts';
 import { serviceMediaParams } from './schema.ts';
 
 /**

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import type { MediaKind } from '../../media/types.ts';
 import { accountRoutes } from './account.ts';
-import { requireService } from './auth.ts';
+import { requireService } from './service-access.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { handoverRoutes } from './handover.ts';
 import { mediaRoutes } from './media.ts';

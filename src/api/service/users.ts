@@ -12,7 +12,7 @@ import { presentClientMessage, presentCurrentAgent } from '../../presenters/clie
 import { presentServiceUser } from '../../presenters/service-user.ts';
 import { userForService } from './caller.ts';
 import type { MediaKind } from '../../media/types.ts';
-import { serviceCaller } from './auth.ts';
+import { serviceCaller } from './service-access.ts';
 import {
   agentMessageBody,
   ownerBody,

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { Conversation } from '../../conversations/conversation.ts';
+import type { CallerSnapshot } from '../../conversations/caller-snapshot.ts';
 import { openConversation, type ClientCaller } from './caller.ts';
 import { AppError } from '../../errors.ts';
 import type { AppContext, AppContextExtras, AppState } from '../../http/types.ts';
@@ -28,6 +28,6 @@ export function caller(ctx: AppContext): ClientCaller {
   return client;
 }
 
-export function conversation(ctx: AppContext): Conversation {
+export function conversation(ctx: AppContext): CallerSnapshot {
   return openConversation(caller(ctx));
 }

@@ -3,7 +3,7 @@ import { respond } from '../../http/respond.ts';
 import { limitWrites } from '../../http/middleware/rate-limit.ts';
 import type { AppRouter } from '../../http/types.ts';
 import { parseParams } from '../../http/validate.ts';
-import { conversation } from './auth.ts';
+import { conversation } from './client-identity.ts';
 import { EVENT_NAMES, eventParams } from './schema.ts';
 
 export function eventRoutes(router: AppRouter): void {

@@ -1,7 +1,7 @@
 // The Socket.IO event maps, both ways: what the gateway sends and what a client may send.
 import type { Socket } from 'socket.io';
 import type { CallerHeaders } from '../api/client/caller.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { CallerSnapshot } from '../conversations/caller-snapshot.ts';
 import type { Envelope } from '../presenters/envelope.ts';
 import type { SocketFeed } from './feed.ts';
 import type { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
@@ -45,7 +45,7 @@ export interface SocketData {
    * plain snapshots, never ORM entities, which would keep their EntityManager alive. Idle
    * sockets that never send hold none.
    */
-  caller: { conversation: Conversation; until: number } | undefined;
+  caller: { conversation: CallerSnapshot; until: number } | undefined;
   /** Counts the drops of `caller`, so a read that a drop overtook is not kept. */
   callerEpoch: number;
   /** The handshake's Referer: a message's requestUrl when its body names no page, as over REST. */
