@@ -3,9 +3,9 @@
 // everywhere, every entry (sign-ins and operator changes name no account).
 import { Readable } from 'node:stream';
 import { eachAudit, listAudit, type AuditFilter } from '../../audit/log.ts';
-import { respond } from '../../http/respond.ts';
 import type { AppContext } from '../../http/types.ts';
 import { presentAuditEntry } from '../../presenters/audit.ts';
+import { respondPage } from './keyset-page.ts';
 import { authorizeListing } from './operator-access.ts';
 import { rule } from './policy.ts';
 import { route, type AdminRoute } from './route.ts';
@@ -32,8 +32,7 @@ export const auditRoutes: AdminRoute[] = [
     handler: async (ctx, { query }) => {
       const filter = filterOf(ctx, query);
       const rows = await listAudit(ctx.deps.db.orm.em, filter, query.limit, query.before);
-      const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
-      respond(ctx, { data: rows.map(presentAuditEntry), extra: { paging: { before: last?.id ?? null } } });
+      respondPage(ctx, rows, query.limit, presentAuditEntry, (entry) => entry.id);
     },
   }),
   route({

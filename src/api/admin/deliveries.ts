@@ -16,6 +16,7 @@ import type { AppContext } from '../../http/types.ts';
 import { presentDelivery, presentDeliveryAttempt, presentDeliveryStats } from '../../presenters/delivery.ts';
 import { deliveryStats } from '../../deliveries/stats.ts';
 import { auditedChange } from './audit-context.ts';
+import { respondPage } from './keyset-page.ts';
 import { authorizeRecord } from './operator-access.ts';
 import { rule } from './policy.ts';
 import { accountIdParams, deliveriesQuery, deliveryIdParams, serviceDeliveriesQuery, serviceIdParams } from './schema.ts';
@@ -115,10 +116,9 @@ export const deliveryRoutes: AdminRoute[] = [
   }),
 ];
 
-/** A page of a deliveries log, newest first: paging.before is the last row's when the page is full. */
+/** A page of a deliveries log, newest first, by the rows' sequence number. */
 function respondWithLog(ctx: AppContext, rows: DeliveryLogEntry[], limit: number): void {
-  const last = rows.length === limit ? rows[rows.length - 1] : undefined;
-  respond(ctx, { data: rows.map(presentDelivery), extra: { paging: { before: last ? Number(last.seq) : null } } });
+  respondPage(ctx, rows, limit, presentDelivery, (row) => Number(row.seq));
 }
 
 /** The push or email deliveries log of an account, newest first. */

@@ -28,7 +28,7 @@ function toGrants(grants: Array<{ permission: string; accountId: number | null }
 }
 
 /** The operator with their grants after a change, or 404 operator_not_found when there was none to change. */
-function presentChanged(ctx: AppContext, updated: OperatorWithGrants | null): void {
+function respondChanged(ctx: AppContext, updated: OperatorWithGrants | null): void {
   if (!updated) throw notFound('operator_not_found');
   respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
 }
@@ -92,7 +92,7 @@ export const operatorRoutes: AdminRoute[] = [
       if (operatorId === signedIn(ctx).id && !allows(grants, 'operators:manage', null)) {
         throw conflict('cannot_remove_own_operators_manage');
       }
-      presentChanged(ctx, await replaceGrants(ctx.deps.db.orm.em, operatorId, grants, auditRequest(ctx)));
+      respondChanged(ctx, await replaceGrants(ctx.deps.db.orm.em, operatorId, grants, auditRequest(ctx)));
     },
   }),
   route({
@@ -106,7 +106,7 @@ export const operatorRoutes: AdminRoute[] = [
     handler: async (ctx, { params: { operatorId }, body }) => {
       // Nobody locks themselves out: another operator managing operators has to do it.
       if (body.disabled && operatorId === signedIn(ctx).id) throw conflict('cannot_disable_self');
-      presentChanged(ctx, await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled, auditRequest(ctx)));
+      respondChanged(ctx, await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled, auditRequest(ctx)));
     },
   }),
   // A one-time link to set a new password, shown once to the operator who asked (no email is sent).

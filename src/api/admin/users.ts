@@ -15,6 +15,7 @@ import { operatorAgent } from '../../tenancy/operators.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { auditRequest } from './audit-context.ts';
+import { respondPage } from './keyset-page.ts';
 import { signedIn } from './operator-access.ts';
 import {
   accountIdParams,
@@ -45,8 +46,7 @@ export const userRoutes: AdminRoute[] = [
     query: usersQuery,
     handler: async (ctx, { params: { accountId }, query }) => {
       const users = await listUsers(ctx.deps.db.orm.em, accountId, query.limit, query.before);
-      const last = users.length === query.limit ? users[users.length - 1] : undefined;
-      respond(ctx, { data: users.map(presentUserSummary), extra: { paging: { before: last?.id ?? null } } });
+      respondPage(ctx, users, query.limit, presentUserSummary, (user) => user.id);
     },
   }),
   // The dashboard's list: each live conversation with its last message, by last activity.
