@@ -3,24 +3,12 @@
 // what an account-scoped audit:read sees, the export as JSON lines, and the retention sweep.
 import { expect } from 'chai';
 import { sweepAudit } from '../src/audit/log.ts';
+import type { presentAuditEntry } from '../src/presenters/audit.ts';
 import { client, type Answer, type Client } from './support/http.ts';
 import { startTestServer, TEST_ADMIN, type TestServer } from './support/server.ts';
 
-interface Entry {
-  id: string;
-  at: string;
-  actor: string;
-  operator: { id: number | null; identifier: string | null; email: string | null } | null;
-  sessionId: number | null;
-  accountId: number | null;
-  action: string;
-  target: Record<string, string | number>;
-  changed: string[];
-  outcome: string;
-  address: string | null;
-  userAgent: string | null;
-  requestId: string | null;
-}
+/** An entry as the API answers it (JSON: what the presenter makes). */
+type Entry = ReturnType<typeof presentAuditEntry>;
 
 const AGENT = 'audit-test/1.0';
 

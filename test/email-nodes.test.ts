@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import type { AccountData } from './support/factories.ts';
 import { client } from './support/http.ts';
-import { startProcess, type ServerProcess } from './support/process.ts';
+import { nodeEnv, startProcess, type ServerProcess } from './support/process.ts';
 import { TestRedis } from './support/redis.ts';
 import { SmtpStandIn } from './support/smtp.ts';
 import { WidgetSocket } from './support/sockets.ts';
@@ -30,11 +30,7 @@ const runs = mode === 'postgresql';
       await redis.start();
       smtp = await SmtpStandIn.start();
       const env = {
-        DATABASE_URL: database.databaseUrl,
-        PALAVER_DATA_DIR: database.dataDir,
-        REDIS_URL: redis.url,
-        PALAVER_ADMIN_EMAIL: ADMIN.email,
-        PALAVER_ADMIN_PASSWORD: ADMIN.password,
+        ...nodeEnv(database, redis.url, ADMIN),
         PALAVER_SMTP_HOST: '127.0.0.1',
         PALAVER_SMTP_PORT: String(smtp.port),
         PALAVER_SMTP_FROM: 'support@palaver.test',

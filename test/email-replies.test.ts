@@ -9,12 +9,12 @@ import nodemailer from 'nodemailer';
 import { replyAddress, replyToken, verifyReplyAddress } from '../src/email/reply-address.ts';
 import { replyText } from '../src/email/reply-text.ts';
 import { client, type Client } from './support/http.ts';
-import { adminToken, type AccountData, type CreatedServiceData } from './support/factories.ts';
+import { accountWithDesk } from './support/factories.ts';
 import { Receiver } from './support/receiver.ts';
 import { sharedServer, startTestServer, type TestServer } from './support/server.ts';
 import { emailThrough, SmtpStandIn } from './support/smtp.ts';
 import { until } from './support/until.ts';
-import { Widget } from './support/widget.ts';
+import { webVisitor } from './support/widget.ts';
 
 const PUBLIC_URL = 'https://chat.palaver.test';
 const DOMAIN = 'reply.palaver.test';
@@ -112,7 +112,6 @@ describe('replies by email and transcripts, end to end', function () {
   let server: TestServer;
   let receiver: Receiver;
   let api: Client;
-  let token: string;
 
   before(async () => {
     smtp = await SmtpStandIn.start();
@@ -134,7 +133,6 @@ describe('replies by email and transcripts, end to end', function () {
       webhooks: { retrySchedule: [0, 1, 1, 1], pollIntervalMs: 100 },
     });
     api = client(server.url);
-    token = await adminToken(server.url);
   });
   after(async () => {
     await server?.stop();
@@ -147,23 +145,8 @@ describe('replies by email and transcripts, end to end', function () {
   async function customer(
     contact: Record<string, unknown> | null = { email: `c${Math.random().toString(36).slice(2)}@example.com`, name: 'Bram' },
   ) {
-    const created = await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Fietsenwinkel' } });
-    expect(created.status, created.text).to.equal(201);
-    const account = created.body.data;
-    const made = await api.post<CreatedServiceData>(`/adminApi/accounts/${account.id}/services`, {
-      token,
-      json: { name: 'Desk', webhookUrl: `${receiver.url}/desk-${account.id}` },
-    });
-    expect(made.status, made.text).to.equal(201);
-    const service = made.body.data;
-    const widget = new Widget(account, undefined, undefined, '', server.url);
-    const registered = await widget.register({ type: 3, referer: 'https://shop.example/help' });
-    expect(registered.status, registered.text).to.equal(200);
-    const userId = registered.body.data.userId;
-    if (contact) {
-      const set = await widget.call('PUT', '/users/me/contact', { json: contact });
-      expect(set.status, set.text).to.equal(200);
-    }
+    const { account, service } = await accountWithDesk(server.url, 'Fietsenwinkel', (a) => `${receiver.url}/desk-${a.id}`);
+    const { widget, userId } = await webVisitor(account, server.url, 'https://shop.example/help', contact);
     return { account, service, widget, userId, email: (contact?.email as string | undefined) ?? '' };
   }
 

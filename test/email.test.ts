@@ -6,12 +6,12 @@
 // are read from the outbox itself, never waited for by sleeping.
 import { expect } from 'chai';
 import { client, type Client } from './support/http.ts';
-import { adminToken, type AccountData, type CreatedServiceData } from './support/factories.ts';
+import { accountWithDesk, adminToken } from './support/factories.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { emailThrough, SmtpStandIn, type ReceivedMail } from './support/smtp.ts';
 import { until } from './support/until.ts';
 import { WidgetSocket } from './support/sockets.ts';
-import { Widget } from './support/widget.ts';
+import { webVisitor } from './support/widget.ts';
 
 const PUBLIC_URL = 'https://chat.palaver.test';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -58,23 +58,8 @@ describe('answers by email', function () {
 
   /** An account, its Service, and a web visitor on a page, with these contact details. */
   async function customer(contact: Record<string, unknown> | null = { email: `c${Math.random().toString(36).slice(2)}@example.com` }) {
-    const created = await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Fietsenwinkel' } });
-    expect(created.status, created.text).to.equal(201);
-    const account = created.body.data;
-    const made = await api.post<CreatedServiceData>(`/adminApi/accounts/${account.id}/services`, {
-      token,
-      json: { name: 'Desk', webhookUrl: null },
-    });
-    expect(made.status, made.text).to.equal(201);
-    const service = made.body.data;
-    const widget = new Widget(account, undefined, undefined, '', server.url);
-    const registered = await widget.register({ type: 3, referer: 'https://shop.example/help?topic=bikes' });
-    expect(registered.status, registered.text).to.equal(200);
-    const userId = registered.body.data.userId;
-    if (contact) {
-      const set = await widget.call('PUT', '/users/me/contact', { json: contact });
-      expect(set.status, set.text).to.equal(200);
-    }
+    const { account, service } = await accountWithDesk(server.url, 'Fietsenwinkel');
+    const { widget, userId } = await webVisitor(account, server.url, 'https://shop.example/help?topic=bikes', contact);
     const email = (contact?.email as string | undefined) ?? '';
     return {
       account,

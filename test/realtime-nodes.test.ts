@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
-import { startProcess, type ServerProcess } from './support/process.ts';
+import { nodeEnv, startProcess, type ServerProcess } from './support/process.ts';
 import { Receiver } from './support/receiver.ts';
 import { freePort, TestRedis } from './support/redis.ts';
 import { WidgetSocket } from './support/sockets.ts';
@@ -37,13 +37,7 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
     redis = new TestRedis(await freePort());
     await redis.start();
     receiver = await Receiver.start();
-    const env = {
-      DATABASE_URL: database.databaseUrl,
-      PALAVER_DATA_DIR: database.dataDir,
-      REDIS_URL: redis.url,
-      PALAVER_ADMIN_EMAIL: ADMIN.email,
-      PALAVER_ADMIN_PASSWORD: ADMIN.password,
-    };
+    const env = nodeEnv(database, redis.url, ADMIN);
     nodes = [];
     for (let i = 0; i < 3; i++) nodes.push(await startProcess(env));
     const api = client(nodes[0]!.url);

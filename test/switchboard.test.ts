@@ -8,7 +8,7 @@ import { adminToken } from './support/factories.ts';
 import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
 import { client } from './support/http.ts';
 import { expectOutbox, outboxRows } from './support/outbox.ts';
-import { startProcess, type ServerProcess } from './support/process.ts';
+import { nodeEnv, startProcess, type ServerProcess } from './support/process.ts';
 import { TestRedis } from './support/redis.ts';
 import { sharedServer } from './support/server.ts';
 import { nodesCluster, ref, sharedCluster, Switchboard, type Cluster, type Party } from './support/switchboard.ts';
@@ -34,44 +34,43 @@ function withoutIdAndTime(payload: unknown): Json {
   return rest;
 }
 
-function changeOwner(board: Switchboard, from: Party, to: Party, by: Party, metadata: string) {
-  const isDefault = (party: Party) => party === board.bot;
+/** An action payload (owner, handover) as the spec has it: its body, for the board's account and user. */
+function action(board: Switchboard, type: 'owner' | 'handover', body: Json) {
   return {
-    type: 'owner',
+    type,
     accountIdentification: board.account.identification,
     user: { id: board.userId, uniqueIdentifier: null, additionalInformation: null },
-    body: {
-      action: 'changeOwner',
-      metadata,
-      oldOwner: ref(from, isDefault(from)),
-      newOwner: ref(to, isDefault(to)),
-      initiatedBy: ref(by, isDefault(by)),
-    },
+    body,
   };
 }
 
+function changeOwner(board: Switchboard, from: Party, to: Party, by: Party, metadata: string) {
+  const isDefault = (party: Party) => party === board.bot;
+  return action(board, 'owner', {
+    action: 'changeOwner',
+    metadata,
+    oldOwner: ref(from, isDefault(from)),
+    newOwner: ref(to, isDefault(to)),
+    initiatedBy: ref(by, isDefault(by)),
+  });
+}
+
 function failure(board: Switchboard, by: Party, step: string, code: string, note: { reason?: string; metadata?: Json } = {}) {
-  return {
-    type: 'handover',
-    accountIdentification: board.account.identification,
-    user: { id: board.userId, uniqueIdentifier: null, additionalInformation: null },
-    body: {
-      action: 'failure',
-      step,
-      reason: note.reason ?? null,
-      metadata: note.metadata ?? null,
-      code,
-      initiatedBy: ref(by, by === board.bot),
-    },
-  };
+  return action(board, 'handover', {
+    action: 'failure',
+    step,
+    reason: note.reason ?? null,
+    metadata: note.metadata ?? null,
+    code,
+    initiatedBy: ref(by, by === board.bot),
+  });
 }
 
 const standby = (payload: unknown) => ({ ...(payload as Json), standby: true });
 
 /** The whole conversation, bot → offer → accept → desk → release → bot, checked payload for payload. */
 async function conversation(cluster: Cluster): Promise<void> {
-  const board = await Switchboard.start(cluster);
-  try {
+  await Switchboard.run(cluster, async (board) => {
     const { bot, desk, observer } = board;
     const users = `/users/${board.userId}`;
 
@@ -126,21 +125,16 @@ async function conversation(cluster: Cluster): Promise<void> {
 
     await board.say('Thanks!');
 
-    const offer = {
-      type: 'handover',
-      accountIdentification: board.account.identification,
-      user: { id: board.userId, uniqueIdentifier: null, additionalInformation: null },
-      body: {
-        action: 'offerControl',
-        step: 'offer',
-        reason: 'billing question',
-        metadata: { queue: 'billing', priority: 2 },
-        from: ref(bot, true),
-        to: ref(desk),
-        expiresAt: pending.expiresAt,
-        initiatedBy: ref(bot, true),
-      },
-    };
+    const offer = action(board, 'handover', {
+      action: 'offerControl',
+      step: 'offer',
+      reason: 'billing question',
+      metadata: { queue: 'billing', priority: 2 },
+      from: ref(bot, true),
+      to: ref(desk),
+      expiresAt: pending.expiresAt,
+      initiatedBy: ref(bot, true),
+    });
     const accept = changeOwner(board, bot, desk, desk, JSON.stringify({ step: 'accept', reason: 'taking it', metadata: null }));
     const release = changeOwner(board, desk, bot, desk, JSON.stringify({ step: 'release', reason: 'resolved', metadata: { ticket: 42 } }));
 
@@ -156,9 +150,7 @@ async function conversation(cluster: Cluster): Promise<void> {
     // The observer sees every payload of the conversation, marked, in the same order.
     const toObserver = await board.received(observer, 6);
     expect(toObserver).to.deep.equal([toBot[0], offer, accept, toDesk[2], release, toBot[4]].map(standby));
-  } finally {
-    await board.close();
-  }
+  });
 }
 
 describe('switchboard: several Services on one conversation', function () {
@@ -174,8 +166,7 @@ describe('switchboard: several Services on one conversation', function () {
   });
 
   it('refuses steps that do not hold with a code, and delivers a failure event to the caller', async () => {
-    const board = await Switchboard.start(cluster);
-    try {
+    await Switchboard.run(cluster, async (board) => {
       const { bot, desk, observer } = board;
       const users = `/users/${board.userId}`;
       const spare = await client(board.next()).post<{ id: number; identification: string }>(
@@ -252,14 +243,11 @@ describe('switchboard: several Services on one conversation', function () {
       ]);
       const told = await outboxRows({ serviceId: desk.service.id, userId: board.userId });
       expect(told.filter((row) => (row.payload as { body: Json }).body.action === 'offerExpired')).to.have.length(1);
-    } finally {
-      await board.close();
-    }
+    });
   });
 
   it('switching the active Service off hands its conversations to the next one, with the payloads', async () => {
-    const board = await Switchboard.start(cluster);
-    try {
+    await Switchboard.run(cluster, async (board) => {
       const { bot, desk, observer } = board;
       const users = `/users/${board.userId}`;
       const passed = await board.as(bot).post(`${users}/handover/pass`, { serviceIdentification: desk.service.identification });
@@ -280,14 +268,11 @@ describe('switchboard: several Services on one conversation', function () {
       await expectOutbox({ serviceId: desk.service.id }, 2, "the switched-off desk's deliveries");
       await board.say('anyone there?');
       expect(withoutIdAndTime((await board.received(bot, 3))[2])).to.deep.equal(message(board, 'anyone there?'));
-    } finally {
-      await board.close();
-    }
+    });
   });
 
   it('a Service its webhook switched off (410) hands its conversations to its next one, with the payloads', async () => {
-    const board = await Switchboard.start(cluster);
-    try {
+    await Switchboard.run(cluster, async (board) => {
       const { bot, desk, observer } = board;
       const next = await board.admin('PATCH', `/adminApi/services/${bot.service.id}`, { handoverNext: desk.service.identification });
       expect(next.status, next.text).to.equal(200);
@@ -313,14 +298,11 @@ describe('switchboard: several Services on one conversation', function () {
         `/adminApi/accounts/${board.account.id}`,
       );
       expect(overview.body.data.services.find((service) => service.id === bot.service.id)?.disabledReason).to.equal('webhook_gone');
-    } finally {
-      await board.close();
-    }
+    });
   });
 
   it("a Service's webhook gets only the kinds it wants; 'participated' hears only conversations it owned", async () => {
-    const board = await Switchboard.start(cluster);
-    try {
+    await Switchboard.run(cluster, async (board) => {
       const { bot, desk, observer } = board;
       const users = `/users/${board.userId}`;
       expect((await board.admin('PATCH', `/adminApi/services/${observer.service.id}`, { webhookKinds: ['messages'] })).status).to.equal(
@@ -343,9 +325,7 @@ describe('switchboard: several Services on one conversation', function () {
       expect(toDesk.slice(0, 2)).to.deep.equal([toBot[2], toBot[3]]);
       expect(toDesk[2]).to.deep.equal(standby(toBot[4]));
       expect(await board.received(observer, 2)).to.deep.equal([standby(toBot[1]), standby(toBot[4])]);
-    } finally {
-      await board.close();
-    }
+    });
   });
 });
 
@@ -365,11 +345,7 @@ const runsOnNodes = mode === 'postgresql';
       redis = new TestRedis(6397);
       await redis.start();
       const env = {
-        DATABASE_URL: database.databaseUrl,
-        PALAVER_DATA_DIR: database.dataDir,
-        REDIS_URL: redis.url,
-        PALAVER_ADMIN_EMAIL: ADMIN.email,
-        PALAVER_ADMIN_PASSWORD: ADMIN.password,
+        ...nodeEnv(database, redis.url, ADMIN),
         PALAVER_WEBHOOK_ALLOW_PRIVATE: 'true',
       };
       nodes = [await startProcess(env), await startProcess(env)];

@@ -43,7 +43,7 @@ function adminOperations(): Operation[] {
     summary: route.summary,
     params: route.params,
     query: route.query,
-    body: route.body,
+    body: route.body ?? route.bodyByPath,
     upload: route.upload,
     status: route.status,
     produces: route.produces,

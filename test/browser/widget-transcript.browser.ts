@@ -2,8 +2,7 @@
 // sends email to an SMTP stand-in on loopback: without a known address it says so; with one the
 // transcript arrives with the visitor's message; the header with the control passes axe.
 // Screenshots (1280 and 390 px wide) go to $WIDGET_SHOTS (default: the temporary directory's w-shots).
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -13,10 +12,9 @@ import { adminToken, type AccountData, type CreatedServiceData } from '../suppor
 import { client } from '../support/http.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { SmtpStandIn } from '../support/smtp.ts';
-import { startWidgetHost, type WidgetHost } from '../support/widget-host.ts';
+import { expectWidgetAccessible, startWidgetHost, type WidgetHost } from '../support/widget-host.ts';
 
 const SHOTS = process.env.WIDGET_SHOTS ?? path.join(os.tmpdir(), 'w-shots');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('chat widget: the transcript by email (Chromium)', function () {
   this.timeout(90_000);
@@ -107,14 +105,7 @@ describe('chat widget: the transcript by email (Chromium)', function () {
       expect(mail?.parsed.subject).to.equal(strings.subject);
       expect(mail?.parsed.text).to.contain('Do you ship tents to Belgium?');
 
-      await page.addScriptTag({ content: AXE_SOURCE });
-      const violations = await page.evaluate<Array<{ id: string; impact: string }>>(`axe
-        .run({ include: [['[data-palaver-widget]']] }, { resultTypes: ['violations'] })
-        .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact })))`);
-      expect(
-        violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-        JSON.stringify(violations),
-      ).to.deep.equal([]);
+      await expectWidgetAccessible(page);
       await shoot(page, `widget-transcript-${locale}`);
     });
   }

@@ -6,8 +6,7 @@
 // conversation, the unavailable state of a snippet or an account set up wrong, seen marks after
 // failures, and a visitor whose user an operator erased. Screenshots go to docs/images/ (the README shows one); those of states
 // only checked by eye to $WIDGET_SHOTS (default: the temporary directory's w-shots).
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -18,7 +17,13 @@ import { client } from '../support/http.ts';
 import { sharedServer } from '../support/server.ts';
 import { tenant, type Tenant } from '../support/tenant.ts';
 import { authFor } from '../support/widget.ts';
-import { documentedPolicy, startWidgetHost, type WidgetHost, type WidgetHostOptions } from '../support/widget-host.ts';
+import {
+  documentedPolicy,
+  expectWidgetAccessible,
+  startWidgetHost,
+  type WidgetHost,
+  type WidgetHostOptions,
+} from '../support/widget-host.ts';
 import { pdf, png } from './files.ts';
 
 const IMAGES = path.resolve(import.meta.dirname, '..', '..', 'docs', 'images');
@@ -27,7 +32,6 @@ const SHOTS = process.env.WIDGET_SHOTS ?? path.join(os.tmpdir(), 'w-shots');
 const TITLE = 'Chat with Acme';
 const UNAVAILABLE = 'Sorry, the chat is not available at the moment.';
 const EMPTY_PROMPT = "Send us a message and we'll get back to you here.";
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 // In-page functions (this suite is typed without the DOM library). Focus inside a Shadow DOM is
 // the shadow root's activeElement (document.activeElement is the host).
@@ -614,14 +618,7 @@ describe('chat widget (Chromium)', function () {
     expect(box).to.deep.include({ x: 0, y: 0, width: 375, height: 700 });
     await page.screenshot({ path: path.join(IMAGES, 'widget-mobile.png') });
 
-    await page.addScriptTag({ content: AXE_SOURCE });
-    const violations = await page.evaluate<Array<{ id: string; impact: string }>>(`axe
-      .run({ include: [['[data-palaver-widget]']] }, { resultTypes: ['violations'] })
-      .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '')) })))`);
-    expect(
-      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-      JSON.stringify(violations),
-    ).to.deep.equal([]);
+    await expectWidgetAccessible(page);
   });
 
   it('shows a prompt in an empty conversation without a welcome message, until there is a message', async () => {

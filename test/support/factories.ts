@@ -59,8 +59,15 @@ export async function createService(
   return answer.body.data;
 }
 
-/** An account on the server at baseUrl, with a Service that takes no webhooks ('Desk'). */
-export async function accountWithDesk(baseUrl: string, name: string): Promise<{ account: AccountData; service: CreatedServiceData }> {
+/**
+ * An account on the server at baseUrl, with a Service 'Desk' that takes no webhooks, or takes
+ * them at the address `webhookUrl` gives for the account made.
+ */
+export async function accountWithDesk(
+  baseUrl: string,
+  name: string,
+  webhookUrl: (account: AccountData) => string | null = () => null,
+): Promise<{ account: AccountData; service: CreatedServiceData }> {
   const api = client(baseUrl);
   const token = await adminToken(baseUrl);
   const made = await api.post<AccountData>('/adminApi/accounts', { token, json: { name } });
@@ -68,7 +75,7 @@ export async function accountWithDesk(baseUrl: string, name: string): Promise<{ 
   const account = made.body.data;
   const service = await api.post<CreatedServiceData>(`/adminApi/accounts/${account.id}/services`, {
     token,
-    json: { name: 'Desk', webhookUrl: null },
+    json: { name: 'Desk', webhookUrl: webhookUrl(account) },
   });
   expect(service.status, service.text).to.equal(201);
   return { account, service: service.body.data };

@@ -2,6 +2,7 @@
 // start-up from the environment, restarts, signals, exit codes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { TestDatabase } from './database.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -27,6 +28,21 @@ function launch(script: string, args: string[], env: Record<string, string | und
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** The environment of one node of several: the same database and Redis, and the operator it makes at its first start. */
+export function nodeEnv(
+  database: TestDatabase,
+  redisUrl: string,
+  admin: { email: string; password: string },
+): Record<string, string | undefined> {
+  return {
+    DATABASE_URL: database.databaseUrl,
+    PALAVER_DATA_DIR: database.dataDir,
+    REDIS_URL: redisUrl,
+    PALAVER_ADMIN_EMAIL: admin.email,
+    PALAVER_ADMIN_PASSWORD: admin.password,
+  };
 }
 
 /** Starts `src/main.ts` and resolves when it logs that it listens. */

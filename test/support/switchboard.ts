@@ -150,6 +150,16 @@ export class Switchboard {
     return requests.map((r) => r.json);
   }
 
+  /** Runs `use` on a new switchboard of the cluster, whose receivers are closed however it ends. */
+  static async run(cluster: Cluster, use: (board: Switchboard) => Promise<void>): Promise<void> {
+    const board = await Switchboard.start(cluster);
+    try {
+      await use(board);
+    } finally {
+      await board.close();
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.bot, this.desk, this.observer].map((party) => party.receiver.close()));
   }

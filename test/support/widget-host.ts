@@ -3,7 +3,10 @@
 // http://127.0.0.1:<port>: another origin, so the widget meets CORS, and (when asked) the
 // strict Content-Security-Policy that docs/widget.md gives sites.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
 import { startLoopbackSite, type LoopbackSite } from './loopback-site.ts';
 
 export interface WidgetHostOptions {
@@ -91,4 +94,18 @@ export async function startWidgetHost(palaverUrl: string, options: WidgetHostOpt
     if (req.url === '/settings.js') return res.writeHead(200, { ...headers, 'content-type': 'text/javascript' }).end(settings);
     res.writeHead(req.url === '/favicon.ico' ? 204 : 404).end();
   });
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** No serious or critical axe-core violation in the widget as the page shows it now (the host page's own markup aside). */
+export async function expectWidgetAccessible(page: Page): Promise<void> {
+  await page.addScriptTag({ content: AXE_SOURCE });
+  const violations = await page.evaluate<Array<{ id: string; impact: string }>>(`axe
+    .run({ include: [['[data-palaver-widget]']] }, { resultTypes: ['violations'] })
+    .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ') + ' ' + (n.failureSummary || '')) })))`);
+  expect(
+    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+    JSON.stringify(violations),
+  ).to.deep.equal([]);
 }

@@ -1,6 +1,7 @@
 // A chat client as a test sees it: one device of one account, calling the Client API over
 // real HTTP with the identification header, and signed in when given a customer identity.
 import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
 import { issueAuthorization } from '../../src/api/client/authorization.ts';
 import type { AccountData } from './factories.ts';
 import { client, type Answer, type RequestOptions } from './http.ts';
@@ -56,6 +57,26 @@ export class Widget {
   messages(path = '/messages') {
     return this.call<ClientMessage[]>('GET', path);
   }
+}
+
+/**
+ * A web visitor of the account: a widget registered on the page `referer`, with these contact
+ * details set through the widget (null: none).
+ */
+export async function webVisitor(
+  account: AccountData,
+  baseUrl: string,
+  referer: string,
+  contact: Record<string, unknown> | null,
+): Promise<{ widget: Widget; userId: number }> {
+  const widget = new Widget(account, undefined, undefined, '', baseUrl);
+  const registered = await widget.register({ type: 3, referer });
+  expect(registered.status, registered.text).to.equal(200);
+  if (contact) {
+    const set = await widget.call('PUT', '/users/me/contact', { json: contact });
+    expect(set.status, set.text).to.equal(200);
+  }
+  return { widget, userId: registered.body.data.userId };
 }
 
 export interface ClientMessage {

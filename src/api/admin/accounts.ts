@@ -1,4 +1,4 @@
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import { rule, SENDS_CONTENT } from './policy.ts';
 import {
   createAccount,
@@ -11,28 +11,27 @@ import {
 import { createService } from '../../tenancy/services.ts';
 import { changeDefaultService } from '../../tenancy/default-service.ts';
 import { respond } from '../../http/respond.ts';
+import type { AppContext } from '../../http/types.ts';
 import { conflict, notFound } from '../../errors.ts';
-import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentAccount, presentAccountOverview, presentAuthorizationSecret, presentCreatedAccount } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
 import { audited, sentFields } from '../../audit/entries.ts';
-import { auditRequest } from './audit-context.ts';
-import { authorize, authorizeListing } from './operator-access.ts';
+import { auditedChange, auditRequest } from './audit-context.ts';
+import { authorizeListing, signedIn } from './operator-access.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
 
 export const accountRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/accounts',
     rule: rule('listing', 'accounts:read'),
     summary: 'Accounts the operator may read, by name',
     handler: async (ctx) => {
-      const readable = authorizeListing(ctx);
-      const accounts = await listAccounts(ctx.deps.db.orm.em, readable);
+      const accounts = await listAccounts(ctx.deps.db.orm.em, authorizeListing(ctx));
       respond(ctx, { data: accounts.map(presentAccount) });
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/accounts',
     rule: rule('everywhere', 'accounts:create'),
@@ -40,33 +39,26 @@ export const accountRoutes: AdminRoute[] = [
     summary: 'Create an account',
     body: createAccountBody,
     status: 201,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const body = parseBody(ctx, createAccountBody);
-      const account = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
+    handler: async (ctx, { body }) => {
+      const account = await auditedChange(
+        ctx,
         (tx) => createAccount(tx, body),
         (a) => ({ accountId: a.id, target: { accountId: a.id }, changed: sentFields(body) }),
       );
       respond(ctx, { data: presentCreatedAccount(account) }, 201);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/accounts/:accountId',
     rule: rule('account', 'accounts:read'),
     summary: 'An account with its Services',
     params: accountIdParams,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
-      if (!overview) throw notFound('account_not_found');
-      respond(ctx, { data: presentAccountOverview(overview.account, overview.services, overview.inbox) });
+    handler: async (ctx, { params: { accountId } }) => {
+      respond(ctx, { data: await overviewOf(ctx, accountId) });
     },
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/accounts/:accountId',
     rule: rule('account', 'accounts:edit'),
@@ -74,36 +66,29 @@ export const accountRoutes: AdminRoute[] = [
     summary: 'Name, welcome and sticky messages, allowed widget origins',
     params: accountIdParams,
     body: updateAccountBody,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, updateAccountBody);
+    handler: async (ctx, { params: { accountId }, body }) => {
       // Requiring a second factor without one would withhold the operator's own grants at once.
-      if (body.requireTwoFactor && !ctx.state.operator?.twoFactorEnabled) throw conflict('two_factor_not_enabled');
-      const account = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
+      if (body.requireTwoFactor && !signedIn(ctx).twoFactorEnabled) throw conflict('two_factor_not_enabled');
+      const account = await auditedChange(
+        ctx,
         (tx) => updateAccount(tx, accountId, body),
         (a) => a && { accountId, target: { accountId }, changed: sentFields(body) },
       );
       if (!account) throw notFound('account_not_found');
       respond(ctx, { data: presentAccount(account) });
     },
-  },
+  }),
   // The new secret is shown in the answer, and whoever holds it can sign in as any customer.
-  {
+  route({
     method: 'POST',
     path: '/accounts/:accountId/authorization-secret',
     rule: rule('account', 'accounts:edit', SENDS_CONTENT),
     audit: 'account.rotate_authorization_secret',
     summary: "Rotate the account's authorization secret: the new one is shown once; the old one verifies headers for a grace period",
     params: accountIdParams,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const em = ctx.deps.db.orm.em.fork();
+    handler: async (ctx, { params: { accountId } }) => {
       const rotated = await audited(
-        em,
+        ctx.deps.db.orm.em.fork(),
         auditRequest(ctx),
         async (tx) => {
           const account = await findAccount(tx, accountId);
@@ -114,9 +99,9 @@ export const accountRoutes: AdminRoute[] = [
       if (!rotated) throw notFound('account_not_found');
       respond(ctx, { data: presentAuthorizationSecret(rotated) });
     },
-  },
+  }),
   // New conversations go to the default Service's webhook.
-  {
+  route({
     method: 'PUT',
     path: '/accounts/:accountId/default-service',
     rule: rule('account', 'services:edit', SENDS_CONTENT),
@@ -124,28 +109,17 @@ export const accountRoutes: AdminRoute[] = [
     summary: 'Change the default Service (changeDefaultService action)',
     params: accountIdParams,
     body: defaultServiceBody,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, defaultServiceBody);
-      const operator = ctx.state.operator;
-      if (!operator) throw new Error('requireOperator() must run before admin routes');
+    handler: async (ctx, { params: { accountId }, body }) => {
       const { changed } = await changeDefaultService(
         ctx.deps.db.orm.em,
-        {
-          accountId,
-          serviceIdentification: body.serviceIdentification,
-          operatorIdentifier: operator.identifier,
-        },
+        { accountId, serviceIdentification: body.serviceIdentification, operatorIdentifier: signedIn(ctx).identifier },
         auditRequest(ctx),
       );
-      const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
-      if (!overview) throw notFound('account_not_found');
-      respond(ctx, { data: { ...presentAccountOverview(overview.account, overview.services, overview.inbox), changed } });
+      respond(ctx, { data: { ...(await overviewOf(ctx, accountId)), changed } });
     },
-  },
+  }),
   // The answer holds the new Service's first API key (and it may name a webhook URL).
-  {
+  route({
     method: 'POST',
     path: '/accounts/:accountId/services',
     rule: rule('account', 'services:edit', SENDS_CONTENT),
@@ -154,14 +128,18 @@ export const accountRoutes: AdminRoute[] = [
     params: accountIdParams,
     body: createServiceBody,
     status: 201,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, createServiceBody);
+    handler: async (ctx, { params: { accountId }, body }) => {
       const created = await createService(ctx.deps.db.orm.em, accountId, body, { ...auditRequest(ctx), changed: sentFields(body) });
       if (!created) throw notFound('account_not_found');
       const defaultServiceId = created.isDefault ? created.service.id : null;
       respond(ctx, { data: presentCreatedService(created.service, defaultServiceId, created.apiKey) }, 201);
     },
-  },
+  }),
 ];
+
+/** The account with its Services, as GET /accounts/:accountId shows it (404 account_not_found). */
+async function overviewOf(ctx: AppContext, accountId: number) {
+  const overview = await findAccountOverview(ctx.deps.db.orm.em, accountId);
+  if (!overview) throw notFound('account_not_found');
+  return presentAccountOverview(overview.account, overview.services, overview.inbox);
+}

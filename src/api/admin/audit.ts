@@ -3,13 +3,12 @@
 // everywhere, every entry (sign-ins and operator changes name no account).
 import { Readable } from 'node:stream';
 import { eachAudit, listAudit, type AuditFilter } from '../../audit/log.ts';
-import { respond } from '../../http/respond.ts';
 import type { AppContext } from '../../http/types.ts';
-import { parseQuery } from '../../http/validate.ts';
 import { presentAuditEntry } from '../../presenters/audit.ts';
+import { respondPage } from './keyset-page.ts';
 import { authorizeListing } from './operator-access.ts';
 import { rule } from './policy.ts';
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import { auditFilterQuery, auditQuery } from './schema.ts';
 
 function filterOf(ctx: AppContext, query: ReturnType<typeof auditFilterQuery.parse>): AuditFilter {
@@ -24,29 +23,27 @@ function filterOf(ctx: AppContext, query: ReturnType<typeof auditFilterQuery.par
 }
 
 export const auditRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/audit',
     rule: rule('listing', 'audit:read'),
     summary: 'The audit log, newest first: filtered by account, operator, action and time; keyset pages (paging.before)',
     query: auditQuery,
-    handler: async (ctx) => {
-      const query = parseQuery(ctx, auditQuery);
+    handler: async (ctx, { query }) => {
       const filter = filterOf(ctx, query);
       const rows = await listAudit(ctx.deps.db.orm.em, filter, query.limit, query.before);
-      const last = rows.length === query.limit ? rows[rows.length - 1] : undefined;
-      respond(ctx, { data: rows.map(presentAuditEntry), extra: { paging: { before: last?.id ?? null } } });
+      respondPage(ctx, rows, query.limit, presentAuditEntry, (entry) => entry.id);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/audit/export',
     rule: rule('listing', 'audit:read'),
     summary: 'The audit log with the same filters as JSON lines (application/x-ndjson), newest first, streamed',
     query: auditFilterQuery,
     produces: 'application/x-ndjson',
-    handler: (ctx) => {
-      const filter = filterOf(ctx, parseQuery(ctx, auditFilterQuery));
+    handler: (ctx, { query }) => {
+      const filter = filterOf(ctx, query);
       // A fork of its own: the stream outlives the request's ORM context.
       const em = ctx.deps.db.orm.em.fork();
       async function* lines() {
@@ -57,5 +54,5 @@ export const auditRoutes: AdminRoute[] = [
       ctx.set('cache-control', 'no-store');
       ctx.body = Readable.from(lines());
     },
-  },
+  }),
 ];

@@ -2,24 +2,22 @@
 // private notes, the timeline, what the team has read, and the account's canned replies.
 import { getAccount } from '../../tenancy/accounts.ts';
 import { operatorNames } from '../../tenancy/operators.ts';
-import { usersById, recentDevices, findAccountUser } from '../../conversations/lookups.ts';
-import type { AdminRoute } from './route.ts';
+import { usersById, recentDevices } from '../../conversations/lookups.ts';
+import { route, type AdminRoute } from './route.ts';
 import { rule } from './policy.ts';
 import { addNote, changeAssignee, changeStatus, conversationState, inboxPage, markRead, timeline } from '../../conversations/inbox.ts';
 import { createCannedReply, deleteCannedReply, listCannedReplies, updateCannedReply } from '../../tenancy/canned-replies.ts';
 import { findInbox } from '../../tenancy/services.ts';
 import { allows } from '../../tenancy/permissions.ts';
-import type { AuthenticatedOperator } from '../../tenancy/operators.ts';
 import { changeOwner } from '../../conversations/owners.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, forbidden, notFound } from '../../errors.ts';
-import type { AppContext } from '../../http/types.ts';
-import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
 import { presentCannedReply, presentConversationState, presentInboxRow, presentTimelineEvent } from '../../presenters/inbox.ts';
-import { audited, sentFields } from '../../audit/entries.ts';
-import { auditRequest } from './audit-context.ts';
-import { authorize } from './operator-access.ts';
+import { sentFields } from '../../audit/entries.ts';
+import { auditedChange, auditRequest } from './audit-context.ts';
+import { signedIn } from './operator-access.ts';
+import { userOfPath } from './users.ts';
 import {
   accountIdParams,
   accountUserParams,
@@ -35,24 +33,15 @@ import {
   timelineQuery,
 } from './schema.ts';
 
-function signedIn(ctx: AppContext): AuthenticatedOperator {
-  const operator = ctx.state.operator;
-  if (!operator) throw new Error('requireOperator() must run before admin routes');
-  return operator;
-}
-
 export const inboxRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/accounts/:accountId/inbox',
     rule: rule('account', 'conversations:read'),
     summary: 'The team inbox: a view (mine, unassigned, open, bots, resolved), longest-waiting customer first, unread counts; q searches',
     params: accountIdParams,
     query: inboxQuery,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const query = parseQuery(ctx, inboxQuery);
+    handler: async (ctx, { params: { accountId }, query }) => {
       const em = ctx.deps.db.orm.em;
       const inbox = await findInbox(em, accountId);
       if (!inbox) throw conflict('account_has_no_inbox');
@@ -83,19 +72,16 @@ export const inboxRoutes: AdminRoute[] = [
         },
       });
     },
-  },
+  }),
   // Notes and status lines are the conversation's content.
-  {
+  route({
     method: 'GET',
     path: '/accounts/:accountId/users/:userId/timeline',
     rule: rule('account', 'conversations:read'),
     summary: "A conversation's team state and timeline lines (private notes, status and assignee changes), newest first",
     params: accountUserParams,
     query: timelineQuery,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const query = parseQuery(ctx, timelineQuery);
+    handler: async (ctx, { params: { accountId, userId }, query }) => {
       const em = ctx.deps.db.orm.em;
       const state = await conversationState(em, accountId, userId);
       const events = state ? await timeline(em, accountId, userId, query.limit, query.before) : null;
@@ -124,19 +110,16 @@ export const inboxRoutes: AdminRoute[] = [
         },
       });
     },
-  },
+  }),
   // Assigning another operator (not oneself) also needs conversations:assign, checked in the route.
-  {
+  route({
     method: 'PUT',
     path: '/accounts/:accountId/users/:userId/assignee',
     rule: rule('account', 'conversations:reply'),
     summary: 'Assign (compare-and-set: 409 assignee_changed); another operator than oneself needs conversations:assign',
     params: accountUserParams,
     body: assigneeBody,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, assigneeBody);
+    handler: async (ctx, { params: { accountId, userId }, body }) => {
       const me = signedIn(ctx);
       // Oneself (or nobody instead of oneself) with conversations:reply; anyone else needs conversations:assign.
       const onlyMe = (id: number | null) => id === null || id === me.id;
@@ -152,18 +135,15 @@ export const inboxRoutes: AdminRoute[] = [
       });
       respond(ctx, { data: presentConversationState(state) });
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/accounts/:accountId/users/:userId/status',
     rule: rule('account', 'conversations:reply'),
     summary: 'Open, snooze (until a time or the next customer message) or resolve; optional compare-and-set (409 status_changed)',
     params: accountUserParams,
     body: statusBody,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, statusBody);
+    handler: async (ctx, { params: { accountId, userId }, body }) => {
       const state = await changeStatus(ctx.deps.db.orm.em, {
         accountId,
         userId,
@@ -174,8 +154,8 @@ export const inboxRoutes: AdminRoute[] = [
       });
       respond(ctx, { data: presentConversationState(state) });
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/accounts/:accountId/users/:userId/notes',
     rule: rule('account', 'conversations:reply'),
@@ -183,74 +163,63 @@ export const inboxRoutes: AdminRoute[] = [
     params: accountUserParams,
     body: noteBody,
     status: 201,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, noteBody);
+    handler: async (ctx, { params: { accountId, userId }, body }) => {
       const note = await addNote(ctx.deps.db.orm.em, { accountId, userId, operatorId: signedIn(ctx).id, text: body.text });
       respond(ctx, { data: presentTimelineEvent(note) }, 201);
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/accounts/:accountId/users/:userId/read',
     rule: rule('account', 'conversations:read'),
     summary: 'The team has read the conversation up to this message',
     params: accountUserParams,
     body: readBody,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, readBody);
+    handler: async (ctx, { params: { accountId, userId }, body }) => {
       const state = await markRead(ctx.deps.db.orm.em, accountId, userId, body.messageId);
       respond(ctx, { data: presentConversationState(state) });
     },
-  },
+  }),
   // Take over from a bot: the inbox becomes the owner, as PUT …/owner naming it would make it
   // (changeOwner delivered to the bot, initiatedBy the operator), with conversations:reply.
   // Only ever to the account's own inbox: answering includes taking over from a bot.
-  {
+  route({
     method: 'POST',
     path: '/accounts/:accountId/users/:userId/take-over',
     rule: rule('account', 'conversations:reply'),
     audit: 'user.take_over',
     summary: 'Take over from a bot: the team inbox becomes the owner (changeOwner delivered to the bot, initiatedBy the operator)',
     params: accountUserParams,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
+    handler: async (ctx, { params }) => {
       const em = ctx.deps.db.orm.em;
-      const user = await findAccountUser(em, accountId, userId);
-      if (!user) throw notFound('user_not_found');
-      const [account, inbox] = await Promise.all([getAccount(em, accountId), findInbox(em, accountId)]);
+      await userOfPath(ctx, params);
+      const [account, inbox] = await Promise.all([getAccount(em, params.accountId), findInbox(em, params.accountId)]);
       if (!inbox) throw conflict('account_has_no_inbox');
       const result = await changeOwner(
         em,
         {
           account,
           initiatedBy: { operator: signedIn(ctx).identifier },
-          userId,
+          userId: params.userId,
           newOwnerIdentification: inbox.identification,
         },
         auditRequest(ctx),
       );
       respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
     },
-  },
+  }),
   // Read by whoever answers; managed as the account's settings are.
-  {
+  route({
     method: 'GET',
     path: '/accounts/:accountId/canned-replies',
     rule: rule('account', 'conversations:read'),
     summary: "The account's canned replies, by shortcut",
     params: accountIdParams,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
+    handler: async (ctx, { params: { accountId } }) => {
       respond(ctx, { data: (await listCannedReplies(ctx.deps.db.orm.em, accountId)).map(presentCannedReply) });
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/accounts/:accountId/canned-replies',
     rule: rule('account', 'accounts:edit'),
@@ -259,27 +228,16 @@ export const inboxRoutes: AdminRoute[] = [
     params: accountIdParams,
     body: cannedReplyBody,
     status: 201,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, cannedReplyBody);
-      respond(
+    handler: async (ctx, { params: { accountId }, body }) => {
+      const reply = await auditedChange(
         ctx,
-        {
-          data: presentCannedReply(
-            await audited(
-              ctx.deps.db.orm.em,
-              auditRequest(ctx),
-              (tx) => createCannedReply(tx, accountId, body),
-              (r) => ({ accountId, target: { replyId: r.id }, changed: sentFields(body) }),
-            ),
-          ),
-        },
-        201,
+        (tx) => createCannedReply(tx, accountId, body),
+        (r) => ({ accountId, target: { replyId: r.id }, changed: sentFields(body) }),
       );
+      respond(ctx, { data: presentCannedReply(reply) }, 201);
     },
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/accounts/:accountId/canned-replies/:replyId',
     rule: rule('account', 'accounts:edit'),
@@ -287,39 +245,29 @@ export const inboxRoutes: AdminRoute[] = [
     summary: 'Change a canned reply',
     params: cannedReplyParams,
     body: cannedReplyChanges,
-    handler: async (ctx) => {
-      const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, cannedReplyChanges);
-      respond(ctx, {
-        data: presentCannedReply(
-          await audited(
-            ctx.deps.db.orm.em,
-            auditRequest(ctx),
-            (tx) => updateCannedReply(tx, accountId, replyId, body),
-            () => ({ accountId, target: { replyId }, changed: sentFields(body) }),
-          ),
-        ),
-      });
+    handler: async (ctx, { params: { accountId, replyId }, body }) => {
+      const reply = await auditedChange(
+        ctx,
+        (tx) => updateCannedReply(tx, accountId, replyId, body),
+        () => ({ accountId, target: { replyId }, changed: sentFields(body) }),
+      );
+      respond(ctx, { data: presentCannedReply(reply) });
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/accounts/:accountId/canned-replies/:replyId',
     rule: rule('account', 'accounts:edit'),
     audit: 'canned_reply.delete',
     summary: 'Delete a canned reply',
     params: cannedReplyParams,
-    handler: async (ctx) => {
-      const { accountId, replyId } = parseParams(ctx, cannedReplyParams);
-      authorize(ctx, accountId);
-      await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
+    handler: async (ctx, { params: { accountId, replyId } }) => {
+      await auditedChange(
+        ctx,
         (tx) => deleteCannedReply(tx, accountId, replyId),
         () => ({ accountId, target: { replyId } }),
       );
       respond(ctx, { data: null });
     },
-  },
+  }),
 ];

@@ -1,26 +1,26 @@
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import { login, normalizeEmail } from '../../tenancy/operators.ts';
 import { forgetDemoLogin } from '../../setup/bootstrap.ts';
 import { consumeEachOrRefuse } from '../../limits.ts';
 import { respond } from '../../http/respond.ts';
 import { forbidden, unauthorized } from '../../errors.ts';
-import { parseBody } from '../../http/validate.ts';
 import { loginBody } from './schema.ts';
 import { presentLogin } from '../../presenters/operator.ts';
 import { loginOptions } from './sign-in.ts';
 
 export const loginRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'POST',
     path: '/login',
     rule: 'public',
     summary:
       'Operator login: a bearer token, or with two-factor sign-in a challenge for POST /adminApi/login/two-factor (403 password_sign_in_disabled when sso.passwordSignIn is false)',
     body: loginBody,
-    handler: async (ctx) => {
-      // Single sign-on only (sso.passwordSignIn false): a password, right or wrong, opens nothing.
+    // Single sign-on only (sso.passwordSignIn false): a password, right or wrong, opens nothing.
+    guard: (ctx) => {
       if (!ctx.deps.config.sso.passwordSignIn) throw forbidden('password_sign_in_disabled');
-      const body = parseBody(ctx, loginBody);
+    },
+    handler: async (ctx, { body }) => {
       const email = normalizeEmail(body.email);
       // Failed sign-ins are counted three ways (docs/security.md): per email and address (a
       // guesser is stopped where it guesses, and only there), per address (any email: one place
@@ -44,5 +44,5 @@ export const loginRoutes: AdminRoute[] = [
       if (ctx.deps.config.demo) forgetDemoLogin(ctx.deps.config.dataDir, email);
       respond(ctx, { data: presentLogin(session) });
     },
-  },
+  }),
 ];

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { authenticateOperator } from '../../tenancy/operators.ts';
+import { authenticateOperator, type AuthenticatedOperator } from '../../tenancy/operators.ts';
 import { allowsAll, allowsSomewhere, type Grant } from '../../tenancy/permissions.ts';
 import { forbidden, unauthorized, type AppError } from '../../errors.ts';
 import type { AppContext, AppContextExtras, AppState } from '../../http/types.ts';
@@ -16,6 +16,13 @@ export function requireOperator(): Middleware<AppState, AppContextExtras> {
     ctx.state.operator = operator;
     await next();
   };
+}
+
+/** The operator requireOperator() found, for the routes behind it. */
+export function signedIn(ctx: AppContext): AuthenticatedOperator {
+  const operator = ctx.state.operator;
+  if (!operator) throw new Error('requireOperator() must run before admin routes');
+  return operator;
 }
 
 /** The rule of the route being served (its declaration, which routers.ts puts in the state). */

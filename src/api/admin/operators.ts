@@ -1,4 +1,4 @@
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import { rule } from './policy.ts';
 import {
   createOperator,
@@ -9,17 +9,17 @@ import {
   replaceGrants,
   setOperatorDisabled,
   operatorExists,
+  type OperatorWithGrants,
 } from '../../tenancy/operators.ts';
 import { createPasswordReset, passwordResetUrl } from '../../tenancy/password-resets.ts';
 import type { Grant } from '../../tenancy/permissions.ts';
 import { allows, isPermission } from '../../tenancy/permissions.ts';
 import { respond } from '../../http/respond.ts';
 import { conflict, notFound } from '../../errors.ts';
-import { parseBody, parseParams } from '../../http/validate.ts';
 import { presentOperator, presentOperatorSession } from '../../presenters/operator.ts';
-import { audited } from '../../audit/entries.ts';
-import { auditRequest } from './audit-context.ts';
-import { authorize } from './operator-access.ts';
+import type { AppContext } from '../../http/types.ts';
+import { auditedChange, auditRequest } from './audit-context.ts';
+import { signedIn } from './operator-access.ts';
 import { createOperatorBody, grantsBody, operatorDisabledBody, operatorIdParams, operatorSessionParams } from './schema.ts';
 
 /** The schema checked each permission; this narrows the type for the domain. */
@@ -27,19 +27,39 @@ function toGrants(grants: Array<{ permission: string; accountId: number | null }
   return grants.flatMap((g) => (isPermission(g.permission) ? [{ permission: g.permission, accountId: g.accountId }] : []));
 }
 
+/** The operator with their grants after a change, or 404 operator_not_found when there was none to change. */
+function respondChanged(ctx: AppContext, updated: OperatorWithGrants | null): void {
+  if (!updated) throw notFound('operator_not_found');
+  respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
+}
+
+/** Ends one session of the operator, audited; 404 session_not_found when they have no such session. */
+export async function endOneSession(ctx: AppContext, operatorId: number, sessionId: number): Promise<void> {
+  const ended = await auditedChange(
+    ctx,
+    (tx) => endSessionOf(tx, operatorId, sessionId),
+    (done) => done && { target: { operatorId, sessionId } },
+  );
+  if (!ended) throw notFound('session_not_found');
+}
+
+/** 404 operator_not_found for an operator id nobody has. */
+async function refuseUnknown(ctx: AppContext, operatorId: number): Promise<void> {
+  if (!(await operatorExists(ctx.deps.db.orm.em, operatorId))) throw notFound('operator_not_found');
+}
+
 export const operatorRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/operators',
     rule: rule('everywhere', 'operators:manage'),
     summary: 'Operators and their grants',
     handler: async (ctx) => {
-      authorize(ctx);
       const operators = await listOperators(ctx.deps.db.orm.em);
       respond(ctx, { data: operators.map((o) => presentOperator(o.operator, o.grants)) });
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/operators',
     rule: rule('everywhere', 'operators:manage'),
@@ -47,26 +67,18 @@ export const operatorRoutes: AdminRoute[] = [
     summary: 'Create an operator',
     body: createOperatorBody,
     status: 201,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const body = parseBody(ctx, createOperatorBody);
+    handler: async (ctx, { body }) => {
       const grants = toGrants(body.grants);
-      const operator = await audited(
-        ctx.deps.db.orm.em,
-        auditRequest(ctx),
-        (tx) =>
-          createOperator(tx, {
-            email: body.email,
-            password: body.password,
-            grants,
-            hashCost: ctx.deps.config.security.passwordHashCost,
-          }),
+      const hashCost = ctx.deps.config.security.passwordHashCost;
+      const operator = await auditedChange(
+        ctx,
+        (tx) => createOperator(tx, { email: body.email, password: body.password, grants, hashCost }),
         (o) => ({ target: { operatorId: o.id }, changed: ['email', 'password', 'grants'] }),
       );
       respond(ctx, { data: presentOperator(operator, grants) }, 201);
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/operators/:operatorId/grants',
     rule: rule('everywhere', 'operators:manage'),
@@ -74,21 +86,16 @@ export const operatorRoutes: AdminRoute[] = [
     summary: "Replace an operator's grants; one's own keep operators:manage everywhere (409 cannot_remove_own_operators_manage)",
     params: operatorIdParams,
     body: grantsBody,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const { operatorId } = parseParams(ctx, operatorIdParams);
-      const body = parseBody(ctx, grantsBody);
+    handler: async (ctx, { params: { operatorId }, body }) => {
       const grants = toGrants(body.grants);
       // As with disabling oneself: the last operator who manages operators must not lock everyone out.
-      if (operatorId === ctx.state.operator?.id && !allows(grants, 'operators:manage', null)) {
+      if (operatorId === signedIn(ctx).id && !allows(grants, 'operators:manage', null)) {
         throw conflict('cannot_remove_own_operators_manage');
       }
-      const updated = await replaceGrants(ctx.deps.db.orm.em, operatorId, grants, auditRequest(ctx));
-      if (!updated) throw notFound('operator_not_found');
-      respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
+      respondChanged(ctx, await replaceGrants(ctx.deps.db.orm.em, operatorId, grants, auditRequest(ctx)));
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/operators/:operatorId/disabled',
     rule: rule('everywhere', 'operators:manage'),
@@ -96,20 +103,15 @@ export const operatorRoutes: AdminRoute[] = [
     summary: 'Disable an operator (no sign-in, sessions ended) or enable them again; not oneself (409 cannot_disable_self)',
     params: operatorIdParams,
     body: operatorDisabledBody,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const { operatorId } = parseParams(ctx, operatorIdParams);
-      const body = parseBody(ctx, operatorDisabledBody);
+    handler: async (ctx, { params: { operatorId }, body }) => {
       // Nobody locks themselves out: another operator managing operators has to do it.
-      if (body.disabled && operatorId === ctx.state.operator?.id) throw conflict('cannot_disable_self');
-      const updated = await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled, auditRequest(ctx));
-      if (!updated) throw notFound('operator_not_found');
-      respond(ctx, { data: presentOperator(updated.operator, updated.grants) });
+      if (body.disabled && operatorId === signedIn(ctx).id) throw conflict('cannot_disable_self');
+      respondChanged(ctx, await setOperatorDisabled(ctx.deps.db.orm.em, operatorId, body.disabled, auditRequest(ctx)));
     },
-  },
+  }),
   // A one-time link to set a new password, shown once to the operator who asked (no email is sent).
   // The link sets the operator's password: as much as making an operator.
-  {
+  route({
     method: 'POST',
     path: '/operators/:operatorId/password-reset',
     rule: rule('everywhere', 'operators:manage'),
@@ -117,79 +119,53 @@ export const operatorRoutes: AdminRoute[] = [
     summary: "A one-time link that sets the operator's password, shown once (no email is sent)",
     params: operatorIdParams,
     status: 201,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const { operatorId } = parseParams(ctx, operatorIdParams);
-      const reset = await createPasswordReset(
-        ctx.deps.db.orm.em,
-        operatorId,
-        ctx.deps.config.admin.passwordResetTtlSeconds,
-        auditRequest(ctx),
-      );
+    handler: async (ctx, { params: { operatorId } }) => {
+      const ttlSeconds = ctx.deps.config.admin.passwordResetTtlSeconds;
+      const reset = await createPasswordReset(ctx.deps.db.orm.em, operatorId, ttlSeconds, auditRequest(ctx));
       if (!reset) throw notFound('operator_not_found');
       const url = passwordResetUrl(ctx.deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`, reset.token);
       respond(ctx, { data: { url, expiresAt: reset.expiresAt.toISOString() } }, 201);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/operators/:operatorId/sessions',
     rule: rule('everywhere', 'operators:manage'),
     summary: "An operator's sessions that have not expired",
     params: operatorIdParams,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const { operatorId } = parseParams(ctx, operatorIdParams);
-      const em = ctx.deps.db.orm.em;
-      if (!(await operatorExists(em, operatorId))) throw notFound('operator_not_found');
-      const sessions = await listSessions(em, operatorId);
-      respond(ctx, { data: sessions.map((s) => presentOperatorSession(s, ctx.state.operator?.sessionId ?? null)) });
+    handler: async (ctx, { params: { operatorId } }) => {
+      await refuseUnknown(ctx, operatorId);
+      const sessions = await listSessions(ctx.deps.db.orm.em, operatorId);
+      respond(ctx, { data: sessions.map((s) => presentOperatorSession(s, signedIn(ctx).sessionId)) });
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/operators/:operatorId/sessions',
     rule: rule('everywhere', 'operators:manage'),
     audit: 'session.end_all',
     summary: 'End every session of an operator: {ended}',
     params: operatorIdParams,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const { operatorId } = parseParams(ctx, operatorIdParams);
-      const em = ctx.deps.db.orm.em;
-      if (!(await operatorExists(em, operatorId))) throw notFound('operator_not_found');
-      respond(ctx, {
-        data: {
-          ended: await audited(
-            em,
-            auditRequest(ctx),
-            (tx) => endSessions(tx, operatorId),
-            (ended) => ({ target: { operatorId }, changed: ended > 0 ? ['sessions'] : [] }),
-          ),
-        },
-      });
+    handler: async (ctx, { params: { operatorId } }) => {
+      await refuseUnknown(ctx, operatorId);
+      const ended = await auditedChange(
+        ctx,
+        (tx) => endSessions(tx, operatorId),
+        (n) => ({ target: { operatorId }, changed: n > 0 ? ['sessions'] : [] }),
+      );
+      respond(ctx, { data: { ended } });
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/operators/:operatorId/sessions/:sessionId',
     rule: rule('everywhere', 'operators:manage'),
     audit: 'session.end',
     summary: 'End one session of an operator',
     params: operatorSessionParams,
-    handler: async (ctx) => {
-      authorize(ctx);
-      const { operatorId, sessionId } = parseParams(ctx, operatorSessionParams);
-      if (
-        !(await audited(
-          ctx.deps.db.orm.em,
-          auditRequest(ctx),
-          (tx) => endSessionOf(tx, operatorId, sessionId),
-          (ended) => ended && { target: { operatorId, sessionId } },
-        ))
-      )
-        throw notFound('session_not_found');
+    handler: async (ctx, { params: { operatorId, sessionId } }) => {
+      await endOneSession(ctx, operatorId, sessionId);
       respond(ctx, { data: null });
     },
-  },
+  }),
 ];

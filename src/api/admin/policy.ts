@@ -1,4 +1,4 @@
-// Who may call an Admin route: the rule each route declaration (route.ts) carries. auth.ts applies
+// Who may call an Admin route: the rule each route declaration (route.ts) carries. operator-access.ts applies
 // the rule of the route being served; test/admin-permissions.test.ts walks every declaration,
 // permission by permission.
 import type { Permission } from '../../tenancy/permissions.ts';
@@ -25,7 +25,7 @@ export interface Rule {
   fields?: Readonly<Record<string, readonly Permission[]>>;
 }
 
-/** What a route's declaration (route.ts) says of who may call it: what auth.ts reads of the route served. */
+/** What a route's declaration (route.ts) says of who may call it: what operator-access.ts reads of the route served. */
 export interface DeclaredRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Koa style, under /adminApi: /services/:serviceId. */

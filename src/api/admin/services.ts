@@ -1,11 +1,11 @@
 import { getAccount } from '../../tenancy/accounts.ts';
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import { rule, SENDS_CONTENT } from './policy.ts';
 import { findService, updateService } from '../../tenancy/services.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import type { AppContext } from '../../http/types.ts';
-import { parseBody, parseParams } from '../../http/validate.ts';
+import { parseParams } from '../../http/validate.ts';
 import { presentService } from '../../presenters/service.ts';
 import { type Service } from '../../db/entities/index.ts';
 import { sentFields } from '../../audit/entries.ts';
@@ -29,7 +29,7 @@ export async function authorizedService(ctx: AppContext): Promise<Service> {
 
 export const serviceRoutes: AdminRoute[] = [
   // A name or enabling it changes nothing of where content goes; a webhook URL does.
-  {
+  route({
     method: 'PATCH',
     path: '/services/:serviceId',
     rule: { ...rule('record', 'services:edit'), fields: { webhookUrl: [SENDS_CONTENT] } },
@@ -37,9 +37,8 @@ export const serviceRoutes: AdminRoute[] = [
     summary: 'Name, webhook URL, enable or disable',
     params: serviceIdParams,
     body: updateServiceBody,
-    handler: async (ctx) => {
-      const { id, accountId } = await authorizedService(ctx);
-      const body = parseBody(ctx, updateServiceBody);
+    record: authorizedService,
+    handler: async (ctx, { record: { id, accountId }, body }) => {
       authorizeFields(ctx, accountId, body);
       const em = ctx.deps.db.orm.em;
       const service = await updateService(em, id, body, { ...auditRequest(ctx), changed: sentFields(body) });
@@ -49,5 +48,5 @@ export const serviceRoutes: AdminRoute[] = [
       const account = await getAccount(em, accountId);
       respond(ctx, { data: presentService(service, account.defaultServiceId ?? null) });
     },
-  },
+  }),
 ];

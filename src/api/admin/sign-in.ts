@@ -1,11 +1,10 @@
 // The open steps of signing in besides the password (login.ts): the two-factor code, and setting
 // a password with a reset link. Neither needs a session; both are rate-limited like the password.
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import { consumeOrRefuse } from '../../limits.ts';
 import { respond } from '../../http/respond.ts';
 import { badRequest, unauthorized } from '../../errors.ts';
 import type { AppContext } from '../../http/types.ts';
-import { parseBody } from '../../http/validate.ts';
 import type { LoginOptions } from '../../tenancy/operators.ts';
 import { challengeOperator, completeTwoFactorLogin } from '../../tenancy/two-factor.ts';
 import { resetPassword } from '../../tenancy/password-resets.ts';
@@ -26,14 +25,13 @@ export function loginOptions(ctx: AppContext): LoginOptions {
 }
 
 export const signInRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'POST',
     path: '/login/two-factor',
     rule: 'public',
     summary: 'Second step of a sign-in: the challenge and a TOTP or recovery code give a bearer token (401 invalid_code)',
     body: twoFactorLoginBody,
-    handler: async (ctx) => {
-      const body = parseBody(ctx, twoFactorLoginBody);
+    handler: async (ctx, { body }) => {
       await consumeOrRefuse(ctx.deps.loginAddressLimiter, ctx.ip);
       const em = ctx.deps.db.orm.em;
       const operator = await challengeOperator(em, body.challenge);
@@ -50,15 +48,14 @@ export const signInRoutes: AdminRoute[] = [
       if (result === 'invalid_code') throw unauthorized('invalid_code');
       respond(ctx, { data: presentLogin(result) });
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/password-reset',
     rule: 'public',
     summary: "Set a password with a reset link's token (single use); every session of the operator ends (400 invalid_reset_token)",
     body: passwordResetBody,
-    handler: async (ctx) => {
-      const body = parseBody(ctx, passwordResetBody);
+    handler: async (ctx, { body }) => {
       await consumeOrRefuse(ctx.deps.loginAddressLimiter, ctx.ip);
       const done = await resetPassword(ctx.deps.db.orm.em, {
         token: body.token,
@@ -69,5 +66,5 @@ export const signInRoutes: AdminRoute[] = [
       if (!done) throw badRequest('invalid_reset_token');
       respond(ctx, { data: null });
     },
-  },
+  }),
 ];

@@ -3,12 +3,11 @@
 // to the dashboard with a one-time code in the fragment (never logged, never sent to a server),
 // which the dashboard exchanges for a bearer token. Also GET /login: how operators may sign in
 // here, for the sign-in page before anyone is signed in.
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import type { OidcConfig } from '../../config.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { respond } from '../../http/respond.ts';
 import type { AppContext } from '../../http/types.ts';
-import { parseBody, parseQuery } from '../../http/validate.ts';
 import { finishOidcSignIn, OidcFailure, redirectUri, startOidcSignIn, type OidcAttempt } from '../../security/oidc.ts';
 import { seal, sealingKey, unseal, type SealingKey } from '../../security/sealed.ts';
 import { exchangeSsoCode, recordSsoRefusal, ssoSignIn } from '../../tenancy/sso.ts';
@@ -36,6 +35,11 @@ function oidcOf(ctx: AppContext): { oidc: OidcConfig; publicUrl: string } {
   return { oidc: sso.oidc, publicUrl };
 }
 
+/** The guard of the single sign-on routes: 404 sso_not_configured, before anything sent is read. */
+function requireSso(ctx: AppContext): void {
+  oidcOf(ctx);
+}
+
 /** HttpOnly, only sent to /adminApi/sso/*, and Lax so that the provider's redirect back carries it. */
 function attemptCookie(publicUrl: string, value: string, maxAge: number): string {
   const url = new URL(publicUrl);
@@ -56,7 +60,7 @@ function backWithError(ctx: AppContext, publicUrl: string, code: string): void {
 }
 
 export const ssoRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/login',
     rule: 'public',
@@ -65,13 +69,14 @@ export const ssoRoutes: AdminRoute[] = [
       const { oidc, passwordSignIn } = ctx.deps.config.sso;
       respond(ctx, { data: { password: passwordSignIn, sso: oidc ? { name: oidc.name, startUrl: '/adminApi/sso/start' } : null } });
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/sso/start',
     rule: 'public',
     summary: 'Single sign-on: 302 to the OpenID provider (state, nonce and PKCE verifier in a sealed cookie)',
     status: 302,
+    guard: requireSso,
     handler: async (ctx) => {
       const { oidc, publicUrl } = oidcOf(ctx);
       try {
@@ -85,17 +90,17 @@ export const ssoRoutes: AdminRoute[] = [
         backWithError(ctx, publicUrl, err.code);
       }
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/sso/callback',
     rule: 'public',
     summary: "The provider's redirect: 302 to /dashboard#sso-code=… (or #sso-error=<code>)",
     query: ssoCallbackQuery,
     status: 302,
-    handler: async (ctx) => {
+    guard: requireSso,
+    handler: async (ctx, { query }) => {
       const { oidc, publicUrl } = oidcOf(ctx);
-      const query = parseQuery(ctx, ssoCallbackQuery);
       // One attempt, one callback: the cookie goes whatever happens next.
       const sealed = ctx.cookies.get(COOKIE, { signed: false });
       ctx.set('set-cookie', attemptCookie(publicUrl, '', 0));
@@ -129,20 +134,19 @@ export const ssoRoutes: AdminRoute[] = [
       if (result.created) ctx.state.log.info({ subject: identity.subject }, 'single sign-on created an operator');
       ctx.redirect(`${publicUrl}/dashboard#sso-code=${result.code}`);
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/sso/exchange',
     rule: 'public',
     summary: "A finished single sign-on's one-time code (valid a minute) for a bearer token",
     body: ssoExchangeBody,
-    handler: async (ctx) => {
-      oidcOf(ctx);
-      const body = parseBody(ctx, ssoExchangeBody);
+    guard: requireSso,
+    handler: async (ctx, { body }) => {
       const result = await exchangeSsoCode(ctx.deps.db.orm.em, body.code, loginOptions(ctx));
       if (!result) throw badRequest('sso_code_invalid');
       // Two-factor sign-in on: the provider vouched for the first factor only (docs/security.md).
       respond(ctx, { data: presentLogin(result) });
     },
-  },
+  }),
 ];

@@ -1,22 +1,22 @@
 import { findAccountUser } from '../../conversations/lookups.ts';
-import type { AdminRoute } from './route.ts';
+import { route, type AdminRoute } from './route.ts';
 import { rule } from './policy.ts';
 import { eraseUser } from '../../conversations/erase.ts';
 import { changeOwner } from '../../conversations/owners.ts';
 import { conversationsByActivity } from '../../conversations/by-activity.ts';
 import { messagePage } from '../../conversations/messages.ts';
 import { listUsers, getAccount } from '../../tenancy/accounts.ts';
-import { MessageType } from '../../db/entities/index.ts';
+import { MessageType, type User } from '../../db/entities/index.ts';
 import { respond } from '../../http/respond.ts';
 import { notFound } from '../../errors.ts';
 import type { AppContext } from '../../http/types.ts';
 import { setAgentTyping } from '../../conversations/agents.ts';
-import { operatorAgent, type AuthenticatedOperator } from '../../tenancy/operators.ts';
-import { parseBody, parseParams, parseQuery } from '../../http/validate.ts';
+import { operatorAgent } from '../../tenancy/operators.ts';
 import { presentClientMessage, presentCurrentAgent } from '../../presenters/client-message.ts';
 import { presentUserSummary } from '../../presenters/service-user.ts';
 import { auditRequest } from './audit-context.ts';
-import { authorize } from './operator-access.ts';
+import { respondPage } from './keyset-page.ts';
+import { signedIn } from './operator-access.ts';
 import {
   accountIdParams,
   accountUserParams,
@@ -28,42 +28,36 @@ import {
   usersQuery,
 } from './schema.ts';
 
-function signedIn(ctx: AppContext): AuthenticatedOperator {
-  const operator = ctx.state.operator;
-  if (!operator) throw new Error('requireOperator() must run before admin routes');
-  return operator;
+/** The user the path names, of the path's account (404 user_not_found otherwise). */
+export async function userOfPath(ctx: AppContext, { accountId, userId }: { accountId: number; userId: number }): Promise<User> {
+  const user = await findAccountUser(ctx.deps.db.orm.em, accountId, userId);
+  if (!user) throw notFound('user_not_found');
+  return user;
 }
 
 /** The dashboard's view of conversations (conversations:read), and answers from it (conversations:reply). */
 export const userRoutes: AdminRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/accounts/:accountId/users',
     rule: rule('account', 'conversations:read'),
     summary: 'Users of the account, newest first',
     params: accountIdParams,
     query: usersQuery,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const query = parseQuery(ctx, usersQuery);
+    handler: async (ctx, { params: { accountId }, query }) => {
       const users = await listUsers(ctx.deps.db.orm.em, accountId, query.limit, query.before);
-      const last = users.length === query.limit ? users[users.length - 1] : undefined;
-      respond(ctx, { data: users.map(presentUserSummary), extra: { paging: { before: last?.id ?? null } } });
+      respondPage(ctx, users, query.limit, presentUserSummary, (user) => user.id);
     },
-  },
+  }),
   // The dashboard's list: each live conversation with its last message, by last activity.
-  {
+  route({
     method: 'GET',
     path: '/accounts/:accountId/conversations',
     rule: rule('account', 'conversations:read'),
     summary: 'Live conversations of the account with their last message, by last activity (newest first; without messages last)',
     params: accountIdParams,
     query: conversationsQuery,
-    handler: async (ctx) => {
-      const { accountId } = parseParams(ctx, accountIdParams);
-      authorize(ctx, accountId);
-      const query = parseQuery(ctx, conversationsQuery);
+    handler: async (ctx, { params: { accountId }, query }) => {
       const page = await conversationsByActivity(ctx.deps.db.orm.em, accountId, query.limit, query.before);
       respond(ctx, {
         data: page.rows.map(({ user, lastMessage }) => ({
@@ -73,31 +67,26 @@ export const userRoutes: AdminRoute[] = [
         extra: { paging: { before: page.next ? activityCursorText(page.next) : null } },
       });
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/accounts/:accountId/users/:userId/messages',
     rule: rule('account', 'conversations:read'),
     summary: 'A conversation',
     params: accountUserParams,
     query: usersQuery,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const query = parseQuery(ctx, usersQuery);
-      const em = ctx.deps.db.orm.em;
-      const user = await findAccountUser(em, accountId, userId);
-      if (!user) throw notFound('user_not_found');
+    handler: async (ctx, { params, query }) => {
+      const user = await userOfPath(ctx, params);
       const cursor = query.before ? ({ kind: 'before', id: query.before } as const) : ({ kind: 'latest' } as const);
-      const { rows, olderThan } = await messagePage(em, user.id, cursor, query.limit, 'service');
+      const { rows, olderThan } = await messagePage(ctx.deps.db.orm.em, user.id, cursor, query.limit, 'service');
       respond(ctx, {
-        data: rows.map((m) => presentClientMessage(m, accountId)),
+        data: rows.map((m) => presentClientMessage(m, params.accountId)),
         extra: { paging: { before: olderThan }, agent: presentCurrentAgent(user) },
       });
     },
-  },
+  }),
   // An operator-initiated changeOwner (docs/dashboard.md): a Service setting, on a conversation.
-  {
+  route({
     method: 'PUT',
     path: '/accounts/:accountId/users/:userId/owner',
     rule: rule('account', 'services:edit', 'conversations:read'),
@@ -105,33 +94,28 @@ export const userRoutes: AdminRoute[] = [
     summary: 'Change the owner Service (changeOwner action, initiatedBy the operator)',
     params: accountUserParams,
     body: ownerBody,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, ownerBody);
-      const operator = ctx.state.operator;
-      if (!operator) throw new Error('requireOperator() must run before admin routes');
+    handler: async (ctx, { params, body }) => {
+      const operator = signedIn(ctx);
       const em = ctx.deps.db.orm.em;
-      const user = await findAccountUser(em, accountId, userId);
-      if (!user) throw notFound('user_not_found');
-      const account = await getAccount(em, accountId);
+      await userOfPath(ctx, params);
+      const account = await getAccount(em, params.accountId);
       const result = await changeOwner(
         em,
         {
           account,
           initiatedBy: { operator: operator.identifier },
-          userId,
+          userId: params.userId,
           newOwnerIdentification: body.serviceIdentification,
         },
         auditRequest(ctx),
       );
       respond(ctx, { data: { ...presentUserSummary(result.user), changed: result.changed } });
     },
-  },
+  }),
   // An operator's answer: an agent message as a Service's (typeId 2, the operator as the agent),
   // through the same group-committed writer, so it reaches sockets and app devices alike.
   // The team inbox (docs/dashboard.md): answering as an agent, and typing to the customer.
-  {
+  route({
     method: 'POST',
     path: '/accounts/:accountId/users/:userId/messages',
     rule: rule('account', 'conversations:reply'),
@@ -139,10 +123,7 @@ export const userRoutes: AdminRoute[] = [
     params: accountUserParams,
     body: operatorMessageBody,
     status: 201,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, operatorMessageBody);
+    handler: async (ctx, { params: { accountId, userId }, body }) => {
       // The writer checks the user (this account's, not merged) under its lock: no read before.
       const { message } = await ctx.deps.agentMessages.send({
         accountId,
@@ -155,40 +136,36 @@ export const userRoutes: AdminRoute[] = [
       });
       respond(ctx, { data: presentClientMessage(message, accountId) }, 201);
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/accounts/:accountId/users/:userId/typing',
     rule: rule('account', 'conversations:reply'),
     summary: 'The signed-in operator typing (or not) to the customer: agent typing',
     params: accountUserParams,
     body: operatorTypingBody,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
-      const body = parseBody(ctx, operatorTypingBody);
-      const user = await findAccountUser(ctx.deps.db.orm.em, accountId, userId);
-      if (!user) throw notFound('user_not_found');
+    handler: async (ctx, { params, body }) => {
+      await userOfPath(ctx, params);
       const updated = await setAgentTyping(ctx.deps.db.orm.em, {
-        userId,
+        userId: params.userId,
         agent: operatorAgent(signedIn(ctx)),
         isTyping: body.isTyping,
         timeoutMs: ctx.deps.config.client.typingTimeoutMs,
       });
-      respond(ctx, { data: { userId, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null } });
+      respond(ctx, {
+        data: { userId: params.userId, isTyping: body.isTyping, until: updated.agentTypingUntil?.toISOString() ?? null },
+      });
     },
-  },
+  }),
   // Erasure (GDPR): the user, their messages, files, devices and deliveries.
-  {
+  route({
     method: 'DELETE',
     path: '/accounts/:accountId/users/:userId',
     rule: rule('account', 'users:delete'),
     audit: 'user.erase',
     summary: 'Erase a user (GDPR): messages, files, devices, deliveries; audited in the log',
     params: accountUserParams,
-    handler: async (ctx) => {
-      const { accountId, userId } = parseParams(ctx, accountUserParams);
-      authorize(ctx, accountId);
+    handler: async (ctx, { params: { accountId, userId } }) => {
       const erased = await eraseUser(ctx.deps.db.orm.em, accountId, userId, auditRequest(ctx));
       if (!erased) throw notFound('user_not_found');
       // The rows are gone (committed); the bytes follow. A file that cannot be deleted now is
@@ -202,7 +179,7 @@ export const userRoutes: AdminRoute[] = [
       ctx.state.log.info(
         {
           audit: 'user_erased',
-          operator: ctx.state.operator?.identifier,
+          operator: signedIn(ctx).identifier,
           accountId,
           userIds: erased.userIds,
           messages: erased.messages,
@@ -223,5 +200,5 @@ export const userRoutes: AdminRoute[] = [
         },
       });
     },
-  },
+  }),
 ];
