@@ -41,8 +41,8 @@ const { values } = parseArgs({
     'inbox-answers': { type: 'string', default: '100' },
     // One node, then three, at the same total load (customer messages a second in all).
     'nodes-counts': { type: 'string', default: '1,3' },
-    'nodes-conversations': { type: 'string', default: '600' },
-    'nodes-rate': { type: 'string', default: '60' },
+    'nodes-conversations': { type: 'string', default: '400' },
+    'nodes-rate': { type: 'string', default: '40' },
     'nodes-seconds': { type: 'string', default: '30' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
     full: { type: 'boolean', default: false },
@@ -125,7 +125,10 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
   },
   nodes: () =>
     benchNodes({
-      nodeCounts: String(values['nodes-counts']).split(',').map(Number),
+      // "3" is three nodes; "1+1" one node and one listener (a node that takes no traffic).
+      nodeCounts: String(values['nodes-counts'])
+        .split(',')
+        .map((run) => ({ serving: Number(run.split('+')[0]), listening: Number(run.split('+')[1] ?? 0) })),
       conversations: number('nodes-conversations'),
       rate: number('nodes-rate'),
       seconds: number('nodes-seconds'),

@@ -12,18 +12,24 @@
 // (docs/performance.md, "Past one node: the capacity model").
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { Socket } from 'socket.io-client';
 import { connectOne, register } from './capacity.ts';
 import { postgresCommitsCeiling, redisOpsCeiling, type Ceiling } from './ceilings.ts';
 import { percentile } from './load.ts';
-import { drained, startNode, startPalaver, type BenchNode, type BenchPalaver } from './palaver.ts';
+import { drained, metricsOf, startNode, startPalaver, type BenchNode, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, progress, startHelper, type Metric } from './support.ts';
 import { UsageMeter, usageBetween, type UsageDelta } from './usage.ts';
 
 export interface NodesOptions {
-  /** Node counts to run, each at the same total load (1 and 3 by default). */
-  nodeCounts: number[];
+  /**
+   * The runs, each at the same total load: nodes serving customers (1 and 3 by default), and
+   * listeners, nodes that take no customer and no Service call (`--nodes-counts 1,3,1+1`): all
+   * a listener does is receive every other node's notices, so its CPU is what one more node
+   * costs for each exchange anywhere.
+   */
+  nodeCounts: Array<{ serving: number; listening: number }>;
   /** Customers' sockets in all, spread evenly over the nodes. */
   conversations: number;
   /** Customer messages a second in all (each answered by the Service). */
@@ -50,10 +56,13 @@ interface PerExchange {
   redis_bytes_out: number;
   redis_cpu_ms: number;
   service_cpu_ms: number;
+  /** A listener's CPU (each), when the run has listeners. */
+  listener_cpu_ms?: number;
 }
 
 interface NodesRun {
   nodes: number;
+  listeners: number;
   conversations: number;
   seconds: number;
   sent: number;
@@ -67,6 +76,10 @@ interface NodesRun {
   cross_node_per_second: number;
   p50_ms: number;
   p99_ms: number;
+  /** Webhooks not yet sent as the load ends (all nodes): answers wait behind them. */
+  outbox_pending: number;
+  /** The load generator's own event-loop delay (p99) while it sent: a starved generator adds its wait to every latency. */
+  generator_delay_p99_ms: number;
   /** Each node's CPU over the measured stretch, percent of a core. */
   node_cpu_percent: number[];
   per_exchange: PerExchange;
@@ -96,7 +109,7 @@ async function startRedisServer(): Promise<{ url: string; port: number; client: 
 }
 
 /** The exchange's cost: the load stretch's usage, less what the same time costs idle. */
-function perExchange(load: UsageDelta, idle: UsageDelta, exchanges: number, nodes: number): PerExchange {
+function perExchange(load: UsageDelta, idle: UsageDelta, exchanges: number, nodes: number, listeners: number): PerExchange {
   const idleShare = load.seconds / idle.seconds;
   const less = (busy: number, quiet: number) => Math.max(0, busy - quiet * idleShare) / exchanges;
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
@@ -110,17 +123,24 @@ function perExchange(load: UsageDelta, idle: UsageDelta, exchanges: number, node
     redis_bytes_out: Math.round(less(load.redis.bytesOut, idle.redis.bytesOut)),
     redis_cpu_ms: round(less(load.redis.cpu, idle.redis.cpu) * 1000, 3),
     service_cpu_ms: round(less(load.processes[nodes] ?? 0, idle.processes[nodes] ?? 0) * 1000, 3),
+    ...(listeners > 0
+      ? {
+          listener_cpu_ms: round((less(sum(load.processes.slice(nodes + 1)), sum(idle.processes.slice(nodes + 1))) * 1000) / listeners, 3),
+        }
+      : {}),
   };
 }
 
 async function runOn(
   count: number,
+  listeners: number,
   options: NodesOptions,
   redis: { url: string; client: Redis },
   service: { url: string; pid: number },
 ): Promise<NodesRun> {
-  const database = await freshDatabase(`nodes${count}`);
+  const database = await freshDatabase(`nodes${count}_${listeners}`);
   const nodes: BenchNode[] = [];
+  const listening: BenchNode[] = [];
   let meter: UsageMeter | undefined;
   const customers: Customer[] = [];
   try {
@@ -128,6 +148,7 @@ async function runOn(
     const first: BenchPalaver = await startPalaver(database.url, `${service.url}/hook`, { redisUrl: redis.url });
     nodes.push(first);
     while (nodes.length < count) nodes.push(await startNode(database.url, { redisUrl: redis.url }));
+    while (listening.length < listeners) listening.push(await startNode(database.url, { redisUrl: redis.url }));
     await fetch(`${service.url}/configure`, {
       method: 'POST',
       body: JSON.stringify({ palaverUrls: nodes.map((n) => n.url), apiKey: first.service.apiKey }),
@@ -166,7 +187,7 @@ async function runOn(
         customers.push(customer);
       }
     }
-    progress(`nodes: ${count} node(s), ${customers.length} customers' sockets open`);
+    progress(`nodes: ${count} node(s)${listeners ? ` and ${listeners} listener(s)` : ''}, ${customers.length} customers' sockets open`);
 
     const send = (customer: Customer) => {
       customer.seq += 1;
@@ -211,6 +232,7 @@ async function runOn(
     meter = await UsageMeter.open(new URL(database.url).pathname.slice(1), redis.client, [
       ...nodes.map((n) => n.child.pid ?? 0),
       service.pid,
+      ...listening.map((n) => n.child.pid ?? 0),
     ]);
     await tick(STATS_FLUSH_MS);
     const idleFrom = await meter.read();
@@ -223,10 +245,14 @@ async function runOn(
     errors = 0;
     pending.clear();
     const load0 = os.loadavg();
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
     const started = performance.now();
     const sent = await load(options.seconds);
     const windowSeconds = (performance.now() - started) / 1000;
+    delay.disable();
     const loadUntil = await meter.read();
+    const outboxPending = (await metricsOf(first.url)).palaver_deliveries_pending ?? 0;
     await answersIn(60_000);
     const lost = pending.size;
     await quiet();
@@ -240,6 +266,7 @@ async function runOn(
     const answered = sorted.length;
     const run: NodesRun = {
       nodes: count,
+      listeners,
       conversations: customers.length,
       seconds: round(windowSeconds, 1),
       sent,
@@ -252,8 +279,10 @@ async function runOn(
       cross_node_per_second: round(crossed / windowSeconds, 1),
       p50_ms: round(percentile(sorted, 50), 1),
       p99_ms: round(percentile(sorted, 99), 1),
+      outbox_pending: outboxPending,
+      generator_delay_p99_ms: round(delay.percentile(99) / 1e6, 1),
       node_cpu_percent: nodes.map((_, i) => Math.round(((during.processes[i] ?? 0) / during.seconds) * 100)),
-      per_exchange: perExchange(busy, idle, answered, count),
+      per_exchange: perExchange(busy, idle, answered, count, listeners),
       redis_calls_per_exchange: Object.fromEntries(
         Object.entries(busy.redis.calls)
           .map(([name, calls]) => [name, round(calls / answered, 2)] as const)
@@ -267,15 +296,16 @@ async function runOn(
       load_average: [...load0, ...os.loadavg()].map((n) => round(n, 2)),
     };
     progress(
-      `  ${count} node(s): ${run.sent} sent, ${run.answered} answered, ${run.lost} lost, ${run.refused} refused, ${run.errors} errors; ` +
+      `  ${count} node(s)${listeners ? ` + ${listeners}` : ''}: ${run.sent} sent, ${run.answered} answered, ${run.lost} lost, ${run.refused} refused, ${run.errors} errors; ` +
         `${run.exchanges_per_second}/s, ${run.cross_node_per_second}/s across nodes; p50 ${run.p50_ms} ms, p99 ${run.p99_ms} ms; ` +
+        `outbox ${run.outbox_pending}, generator delay p99 ${run.generator_delay_p99_ms} ms; ` +
         `node CPU ${run.node_cpu_percent.join(' / ')}%; per exchange ${JSON.stringify(run.per_exchange)}`,
     );
     return run;
   } finally {
     for (const customer of customers) customer.socket.disconnect();
     await meter?.close();
-    await Promise.all(nodes.map((n) => n.stop()));
+    await Promise.all([...nodes, ...listening].map((n) => n.stop()));
     await database.drop();
   }
 }
@@ -298,28 +328,43 @@ interface ModelRow {
   postgres_cpu: number;
   redis_cpu: number;
   redis_commands: number;
+  /** The nodes' CPU an exchange costs in all, at this N (the model's T(N)). */
+  node_cpu_ms: number;
   capacity: number;
   limit: string;
 }
 
 /**
  * N nodes hold min(N × a node's ceiling, PostgreSQL's ceilings ÷ its cost of an exchange,
- * Redis's ceilings ÷ its cost). What every node receives from the others (each notice goes to
- * every node) and Redis's fan-out to N subscribers grow with N: those costs are lines through
- * the measured runs. PostgreSQL's grows once, from one node to several (the node that has the
- * customer's socket reads an answer written elsewhere); past that it is the largest run's.
+ * Redis's ceilings ÷ its cost). A node's core is shared between the exchanges it serves and
+ * the notices of every exchange anywhere (each notice goes to every node): with a listener's
+ * measured cost r, the nodes' CPU for an exchange is T(N) = (T(1) − r) + c + r·N, where c,
+ * the cost of an answer written on another node than its customer's socket (smaller group
+ * commits, a read of the answer by the socket's node), is what the multi-node run adds beyond
+ * its notices; without a listener, a line through the runs. Redis's fan-out grows with its
+ * subscribers (a line through the runs, by processes subscribed). PostgreSQL's cost grows once,
+ * from one node to several; past that it is the multi-node run's.
  */
 function model(runs: NodesRun[], commits: Ceiling, redisOps: Ceiling, postgresCores: number): ModelRow[] {
-  const points = (pick: (p: PerExchange) => number) => runs.map((r) => [r.nodes, pick(r.per_exchange)] as [number, number]);
-  const nodeCpu = line(points((p) => p.node_cpu_ms));
-  const redisCpu = line(points((p) => p.redis_cpu_ms));
-  const redisCommands = line(points((p) => p.redis_commands));
-  const first = runs[0];
+  const served = runs.filter((run) => run.listeners === 0);
+  const single = served.find((run) => run.nodes === 1)?.per_exchange;
+  const multi = served.filter((run) => run.nodes > 1).at(-1);
+  const r = runs.find((run) => run.per_exchange.listener_cpu_ms !== undefined)?.per_exchange.listener_cpu_ms;
+  const byNodes = line(served.map((run) => [run.nodes, run.per_exchange.node_cpu_ms]));
+  const nodeCpu =
+    single && multi && r !== undefined
+      ? (n: number) =>
+          single.node_cpu_ms - r + r * n + (n > 1 ? multi.per_exchange.node_cpu_ms - single.node_cpu_ms - (multi.nodes - 1) * r : 0)
+      : byNodes;
+  const subscribed = (pick: (p: PerExchange) => number) => line(runs.map((run) => [run.nodes + run.listeners, pick(run.per_exchange)]));
+  const redisCpu = subscribed((p) => p.redis_cpu_ms);
+  const redisCommands = subscribed((p) => p.redis_commands);
+  const first = served[0] ?? runs[0];
   if (!first) throw new Error('no run to model');
-  const single = runs.find((r) => r.nodes === 1)?.per_exchange ?? first.per_exchange;
-  const several = runs.filter((r) => r.nodes > 1).at(-1)?.per_exchange ?? single;
+  const one = single ?? first.per_exchange;
+  const several = multi?.per_exchange ?? one;
   return [1, 2, 3, 4, 6, 8, 12, 16, 24, 32].map((n) => {
-    const pg = n === 1 ? single : several;
+    const pg = n === 1 ? one : several;
     const row = {
       node_cores: (n * 1000) / nodeCpu(n),
       postgres_commits: commits.perSecond / pg.postgres_commits,
@@ -331,6 +376,7 @@ function model(runs: NodesRun[], commits: Ceiling, redisOps: Ceiling, postgresCo
     return {
       nodes: n,
       ...(Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Math.round(v)])) as typeof row),
+      node_cpu_ms: round(nodeCpu(n), 3),
       capacity: Math.round(capacity),
       limit,
     };
@@ -349,19 +395,18 @@ export async function benchNodes(options: NodesOptions): Promise<Metric> {
     await redis.client.config('RESETSTAT');
     progress(`  PostgreSQL ${commits.perSecond} commits/s, Redis ${redisOps.perSecond} PUBLISH/s`);
     const runs: NodesRun[] = [];
-    for (const count of options.nodeCounts) {
-      runs.push(await runOn(count, options, redis, { url: `http://127.0.0.1:${service.port}`, pid: service.child.pid ?? 0 }));
+    for (const { serving, listening } of options.nodeCounts) {
+      runs.push(await runOn(serving, listening, options, redis, { url: `http://127.0.0.1:${service.port}`, pid: service.child.pid ?? 0 }));
     }
     // PostgreSQL may use every core of its machine: here, this one's.
     const rows = model(runs, commits, redisOps, os.cpus().length);
     for (const row of rows) progress(`  model: ${JSON.stringify(row)}`);
     const firstOther = rows.find((r) => r.limit !== 'node_cores');
-    const last = runs.at(-1) as NodesRun;
-    const single = runs.find((r) => r.nodes === 1);
+    const last = runs.filter((r) => r.listeners === 0).at(-1) ?? runs.at(-1);
+    if (!last) throw new Error('no run: --nodes-counts is empty');
     return {
       value: last.cross_node_per_second,
       unit: `answers/s across nodes (${last.nodes} nodes, p99 ${last.p99_ms} ms, ${last.lost} lost)`,
-      ...(single ? { baseline: single.exchanges_per_second, ratio: round(last.exchanges_per_second / single.exchanges_per_second) } : {}),
       runs,
       ceilings: { postgres_commits_per_second: commits, redis_publish_per_second: redisOps },
       model: rows,
