@@ -310,13 +310,16 @@ async function runOn(
   }
 }
 
-/** y = a + b·n through the runs' points (least squares; one run: a constant). */
+/**
+ * y = a + b·n through the runs' points (least squares; one run: a constant). A cost does not fall
+ * as nodes are added: a falling line is the runs' noise, and is taken flat (their mean).
+ */
 function line(points: Array<[number, number]>): (n: number) => number {
   const count = points.length;
   const mx = points.reduce((s, [x]) => s + x, 0) / count;
   const my = points.reduce((s, [, y]) => s + y, 0) / count;
   const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
-  const slope = sxx === 0 ? 0 : points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0) / sxx;
+  const slope = sxx === 0 ? 0 : Math.max(0, points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0) / sxx);
   return (n) => my + slope * (n - mx);
 }
 
