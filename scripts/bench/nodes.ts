@@ -104,7 +104,14 @@ async function startRedisServer(): Promise<{ url: string; port: number; client: 
   // Connection attempts go on (50 ms apart) until the server listens; the PING waits for it.
   const client = new Redis(url, { retryStrategy: () => 50, maxRetriesPerRequest: null });
   client.on('error', () => undefined);
-  await client.ping();
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`))));
+  try {
+    await Promise.race([client.ping(), exited]);
+  } catch (err) {
+    client.disconnect();
+    child.kill('SIGTERM');
+    throw err;
+  }
   return { url, port, client, process: child };
 }
 
@@ -388,9 +395,15 @@ function model(runs: NodesRun[], commits: Ceiling, redisOps: Ceiling, postgresCo
 
 export async function benchNodes(options: NodesOptions): Promise<Metric> {
   const redis = await startRedisServer();
-  const service = await startHelper('scripts/bench/capacity-service.ts');
-  const ceilingDatabase = await freshDatabase('ceilings');
+  const stopRedis = () => {
+    redis.client.disconnect();
+    redis.process.kill('SIGTERM');
+  };
+  let service: Awaited<ReturnType<typeof startHelper>> | undefined;
+  let ceilingDatabase: Awaited<ReturnType<typeof freshDatabase>> | undefined;
   try {
+    service = await startHelper('scripts/bench/capacity-service.ts');
+    ceilingDatabase = await freshDatabase('ceilings');
     progress('nodes: ceilings (pgbench one-row commits, 16 clients, 10 s; redis-benchmark PUBLISH, 16 clients)');
     const commits = await postgresCommitsCeiling(ceilingDatabase.url, 16, 10);
     await ceilingDatabase.drop();
@@ -418,9 +431,8 @@ export async function benchNodes(options: NodesOptions): Promise<Metric> {
         : 'the nodes, up to 32 nodes',
     };
   } finally {
-    await ceilingDatabase.drop();
-    service.stop();
-    redis.client.disconnect();
-    redis.process.kill('SIGTERM');
+    await ceilingDatabase?.drop();
+    service?.stop();
+    stopRedis();
   }
 }
