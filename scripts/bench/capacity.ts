@@ -70,7 +70,7 @@ const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CLOCK_TICKS = 100;
 
 /** The process's CPU seconds so far (user + system), from /proc. */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
@@ -87,7 +87,7 @@ const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
  * just as the client reused it fails with a reset (more likely while the machine is overloaded),
  * so a network failure is tried again before it counts as an error.
  */
-async function register(url: string, identification: string): Promise<boolean> {
+export async function register(url: string, identification: string): Promise<boolean> {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const answer = await fetch(`${url}/devices`, {
@@ -104,7 +104,7 @@ async function register(url: string, identification: string): Promise<boolean> {
   return false;
 }
 
-function connectOne(url: string, identification: string): Promise<Socket | null> {
+export function connectOne(url: string, identification: string): Promise<Socket | null> {
   return new Promise((resolve) => {
     const socket = io(url, { path: '/socket.io', transports: ['websocket'], reconnection: false, auth: { identification } });
     socket.once('connect', () => resolve(socket));

@@ -13,6 +13,7 @@ import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
 import { benchCapacity } from './capacity.ts';
+import { benchNodes } from './nodes.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
@@ -38,6 +39,11 @@ const { values } = parseArgs({
     'inbox-conversations': { type: 'string', default: '100000' },
     'inbox-pages': { type: 'string', default: '40' },
     'inbox-answers': { type: 'string', default: '100' },
+    // One node, then three, at the same total load (customer messages a second in all).
+    'nodes-counts': { type: 'string', default: '1,3' },
+    'nodes-conversations': { type: 'string', default: '400' },
+    'nodes-rate': { type: 'string', default: '40' },
+    'nodes-seconds': { type: 'string', default: '30' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
     full: { type: 'boolean', default: false },
     // The capacity bench's step at twice the capacity and back (on unless this is given).
@@ -117,6 +123,16 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       service.stop();
     }
   },
+  nodes: () =>
+    benchNodes({
+      // "3" is three nodes; "1+1" one node and one listener (a node that takes no traffic).
+      nodeCounts: String(values['nodes-counts'])
+        .split(',')
+        .map((run) => ({ serving: Number(run.split('+')[0]), listening: Number(run.split('+')[1] ?? 0) })),
+      conversations: number('nodes-conversations'),
+      rate: number('nodes-rate'),
+      seconds: number('nodes-seconds'),
+    }),
   // The RSS each busy conversation adds, from the capacity steps (run it with capacity).
   rss_per_conversation: () => {
     const [first, ...more] = capacityGrowth;

@@ -7,12 +7,9 @@ import { forwardStderr, freePort, ROOT } from './support.ts';
 
 export const ADMIN = { email: 'bench@palaver.local', password: 'benchmark password' };
 
-export interface BenchPalaver {
-  url: string;
-  child: ChildProcess;
+export interface BenchPalaver extends BenchNode {
   account: { id: number; identification: string };
   service: { id: number; apiKey: string };
-  stop(): Promise<void>;
 }
 
 async function call<T>(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
@@ -26,12 +23,22 @@ async function call<T>(url: string, method: string, body: unknown, headers: Reco
   return json.data;
 }
 
-/** With `databaseUrl` empty, Palaver runs on its embedded database in `dataDir`. */
-export async function startPalaver(
+/** One Palaver process, without the account and Service a benchmark makes (see startPalaver). */
+export interface BenchNode {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `src/main.ts` and waits until it is ready. With `databaseUrl` empty, Palaver runs on its
+ * embedded database in `dataDir`; with `redisUrl`, nodes on one database share notices and
+ * Socket.IO broadcasts through that Redis (start the first alone: it migrates the database).
+ */
+export async function startNode(
   databaseUrl: string,
-  webhookUrl: string,
-  options: { inspectPort?: number; dataDir?: string } = {},
-): Promise<BenchPalaver> {
+  options: { inspectPort?: number; dataDir?: string; redisUrl?: string } = {},
+): Promise<BenchNode> {
   const port = await freePort();
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the measured server (not allowed in NODE_OPTIONS).
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -45,6 +52,7 @@ export async function startPalaver(
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
       ...(options.dataDir ? { PALAVER_DATA_DIR: options.dataDir } : {}),
+      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
       PALAVER_ADMIN_EMAIL: ADMIN.email,
       PALAVER_ADMIN_PASSWORD: ADMIN.password,
     },
@@ -62,6 +70,26 @@ export async function startPalaver(
     if (i > 600) throw new Error('palaver did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A node (startNode) with an account and a Service whose webhook is `webhookUrl`, made through the Admin API. */
+export async function startPalaver(
+  databaseUrl: string,
+  webhookUrl: string,
+  options: { inspectPort?: number; dataDir?: string; redisUrl?: string } = {},
+): Promise<BenchPalaver> {
+  const node = await startNode(databaseUrl, options);
+  const { url } = node;
   const { token } = await call<{ token: string }>(`${url}/adminApi/login`, 'POST', ADMIN);
   const auth = { authorization: `Bearer ${token}` };
   const account = await call<{ id: number; identification: string }>(`${url}/adminApi/accounts`, 'POST', { name: 'Bench' }, auth);
@@ -71,18 +99,7 @@ export async function startPalaver(
     { name: 'Receiver', webhookUrl },
     auth,
   );
-  return {
-    url,
-    child,
-    account,
-    service,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { ...node, account, service };
 }
 
 /** Registers `count` anonymous devices; returns their identification headers and user ids. */
