@@ -2,7 +2,7 @@
 // that rolls back leaves no entry, an entry that fails rolls the change back).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgTextArray } from '../db/pg-arrays.ts';
-import type { AuditContext, AuditRequest } from './context.ts';
+import type { AuditContext, AuditNote, AuditRequest } from './context.ts';
 
 export type AuditOutcome = 'success' | 'failure' | 'refused';
 
@@ -50,6 +50,15 @@ export async function recordAudit(tx: EntityManager, context: AuditContext, entr
       'run',
       tx.getTransactionContext(),
     );
+}
+
+/**
+ * The entry of a command that records its own change (it notifies or enqueues in its own
+ * transaction, so it cannot run inside audited()): nothing when its caller gave no note (a test,
+ * an internal call); the note's `changed` unless the command names the fields itself.
+ */
+export async function recordNote(tx: EntityManager, audit: AuditNote | undefined, details: AuditDetails): Promise<void> {
+  if (audit) await recordAudit(tx, audit.context, { action: audit.action, changed: audit.changed, ...details });
 }
 
 /**

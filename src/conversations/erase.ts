@@ -7,7 +7,7 @@
 // tombstones pointing at this user. Under the users' row locks, like every conversation change;
 // once committed, every node disconnects the erased users' sockets (the `erased` notice).
 import { transaction } from '../db/tx/run.ts';
-import { recordAudit } from '../audit/entries.ts';
+import { recordNote } from '../audit/entries.ts';
 import type { AuditNote } from '../audit/context.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgIntArray } from '../db/pg-arrays.ts';
@@ -56,7 +56,7 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
     await run<object[]>('delete from users where id = ?', [userId]);
     // Their devices are gone: open sockets of these users could only fail from here on.
     notify(tx, { kind: 'erased', userIds: ids });
-    if (audit) await recordAudit(tx.em, audit.context, { action: audit.action, accountId, target: { userId } });
+    await recordNote(tx.em, audit, { accountId, target: { userId } });
     return {
       userIds: ids,
       messages: messages.length,

@@ -4,7 +4,7 @@
 // changeOwner action, with standby copies to the conversation's standby Services.
 import { transaction } from '../db/tx/run.ts';
 import type { Transaction } from '../db/tx/transaction.ts';
-import { recordAudit } from '../audit/entries.ts';
+import { recordNote } from '../audit/entries.ts';
 import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -33,14 +33,11 @@ export async function changeOwner(
     if (newOwner.id === user.ownerServiceId) return { user, changed: false };
     const oldOwner = await tx.em.findOneOrFail(ServiceSchema, { id: user.ownerServiceId });
     await moveOwner(tx, { account: input.account, user, oldOwner, newOwner, initiatedBy: input.initiatedBy, handover: null });
-    if (audit) {
-      await recordAudit(tx.em, audit.context, {
-        action: audit.action,
-        accountId: user.accountId,
-        target: { userId: user.id },
-        changed: ['ownerServiceId'],
-      });
-    }
+    await recordNote(tx.em, audit, {
+      accountId: user.accountId,
+      target: { userId: user.id },
+      changed: ['ownerServiceId'],
+    });
     return { user, changed: true };
   });
 }

@@ -2,7 +2,7 @@
 // (the owner of users created from now on). A real change is announced to every Service of the
 // account as a changeDefaultService action.
 import { transaction } from '../db/tx/run.ts';
-import { recordAudit } from '../audit/entries.ts';
+import { recordNote } from '../audit/entries.ts';
 import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -28,14 +28,11 @@ export async function changeDefaultService(
     account.defaultServiceId = next.id;
     // The Service API shows the account's default Service (GET /users/{id}): read afresh everywhere.
     notify(tx, accountChanged(account.id));
-    if (audit) {
-      await recordAudit(tx.em, audit.context, {
-        action: audit.action,
-        accountId: account.id,
-        target: { accountId: account.id },
-        changed: ['defaultServiceId'],
-      });
-    }
+    await recordNote(tx.em, audit, {
+      accountId: account.id,
+      target: { accountId: account.id },
+      changed: ['defaultServiceId'],
+    });
     await tx.em.flush();
     // An account with only its inbox has no default yet (the first webhook Service becomes it):
     // choosing the inbox then is no change of a default, and no webhook Service is there to tell.

@@ -16,7 +16,7 @@ import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from '..
 import { alphanumericId, newToken, sha256Hex } from '../security/random.ts';
 import { notify, operatorChanged } from '../conversations/notices.ts';
 import { isPermission, type Grant } from './permissions.ts';
-import { recordAudit } from '../audit/entries.ts';
+import { recordAudit, recordNote } from '../audit/entries.ts';
 import { operatorActor, type AuditContext, type AuditNote, type AuditRequest } from '../audit/context.ts';
 
 export interface AuthenticatedOperator {
@@ -362,7 +362,7 @@ export async function replaceGrants(
     for (const grant of unique.values()) tx.em.create(OperatorPermissionSchema, { operatorId, ...grant });
     // Their dashboard sockets hear only what the new grants allow.
     notify(tx, operatorChanged(operatorId));
-    if (audit) await recordAudit(tx.em, audit.context, { action: audit.action, target: { operatorId }, changed: ['grants'] });
+    await recordNote(tx.em, audit, { target: { operatorId }, changed: ['grants'] });
     return { operator, grants: [...unique.values()] };
   });
 }
@@ -387,7 +387,7 @@ export async function setOperatorDisabled(
       await tx.em.nativeDelete(OperatorLoginChallengeSchema, { operatorId });
     }
     notify(tx, operatorChanged(operatorId));
-    if (audit) await recordAudit(tx.em, audit.context, { action: audit.action, target: { operatorId }, changed: ['disabled'] });
+    await recordNote(tx.em, audit, { target: { operatorId }, changed: ['disabled'] });
   });
   const [found] = (await listOperators(em.fork())).filter((o) => o.operator.id === operatorId);
   return found ?? null;

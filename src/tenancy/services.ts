@@ -1,7 +1,7 @@
 // Services: the backends attached to an account. Creating one issues its first API key;
 // the first Service of an account becomes the account's default.
 import { transaction } from '../db/tx/run.ts';
-import { recordAudit } from '../audit/entries.ts';
+import { recordNote } from '../audit/entries.ts';
 import type { AuditNote } from '../audit/context.ts';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -57,13 +57,7 @@ export async function createService(
       notify(tx, accountChanged(accountId));
     }
     await tx.em.flush();
-    if (audit)
-      await recordAudit(tx.em, audit.context, {
-        action: audit.action,
-        accountId,
-        target: { serviceId: service.id },
-        changed: audit.changed,
-      });
+    await recordNote(tx.em, audit, { accountId, target: { serviceId: service.id } });
     return { service, apiKey, isDefault };
   });
 }
@@ -146,14 +140,7 @@ export async function updateService(
     }
     // A Service disabled (or enabled) by an operator is refused (or served) at once on every node.
     notify(tx, accountChanged(service.accountId));
-    if (audit) {
-      await recordAudit(tx.em, audit.context, {
-        action: audit.action,
-        accountId: service.accountId,
-        target: { serviceId },
-        changed: audit.changed,
-      });
-    }
+    await recordNote(tx.em, audit, { accountId: service.accountId, target: { serviceId } });
     return service;
   });
 }
@@ -185,14 +172,11 @@ export async function revokeApiKey(em: EntityManager, serviceId: number, keyId: 
     if (!key || !service) return null;
     key.revokedAt ??= new Date();
     notify(tx, accountChanged(service.accountId));
-    if (audit) {
-      await recordAudit(tx.em, audit.context, {
-        action: audit.action,
-        accountId: service.accountId,
-        target: { serviceId, keyId },
-        changed: ['revokedAt'],
-      });
-    }
+    await recordNote(tx.em, audit, {
+      accountId: service.accountId,
+      target: { serviceId, keyId },
+      changed: ['revokedAt'],
+    });
     return key;
   });
 }
