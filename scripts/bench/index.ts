@@ -13,6 +13,7 @@ import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
 import { benchCapacity } from './capacity.ts';
+import { benchPipeline, type PipelineMode } from './pipeline.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
@@ -38,6 +39,10 @@ const { values } = parseArgs({
     'inbox-conversations': { type: 'string', default: '100000' },
     'inbox-pages': { type: 'string', default: '40' },
     'inbox-answers': { type: 'string', default: '100' },
+    'pipeline-customers': { type: 'string', default: '32' },
+    'pipeline-round-trips': { type: 'string', default: '3000' },
+    /** postgresql, embedded, or both (the default run measures both). */
+    'pipeline-modes': { type: 'string', default: 'both' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
     full: { type: 'boolean', default: false },
     // The capacity bench's step at twice the capacity and back (on unless this is given).
@@ -74,6 +79,12 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       conversations: number('inbox-conversations'),
       pages: number('inbox-pages'),
       answers: number('inbox-answers'),
+    }),
+  pipeline: () =>
+    benchPipeline({
+      customers: number('pipeline-customers'),
+      roundTrips: number('pipeline-round-trips'),
+      modes: (values['pipeline-modes'] === 'both' ? ['postgresql', 'embedded'] : [values['pipeline-modes']]) as PipelineMode[],
     }),
   e2e_latency: ({ palaver, receiver }) => benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
   capacity: async () => {
