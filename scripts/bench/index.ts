@@ -10,10 +10,11 @@ import { benchIngestRest, benchIngestSocket } from './ingest.ts';
 import { benchInbox } from './inbox.ts';
 import { benchLatency } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
-import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
+import { freePort, freshDatabase, ratio, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
 import { benchCapacity } from './capacity.ts';
 import { benchPipeline, type PipelineMode } from './pipeline.ts';
+import { referenceCapacity } from './reference.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
@@ -47,6 +48,8 @@ const { values } = parseArgs({
     full: { type: 'boolean', default: false },
     // The capacity bench's step at twice the capacity and back (on unless this is given).
     'no-overload': { type: 'boolean', default: false },
+    // The one-file reference's capacity beside Palaver's, for the ratio (on with --full).
+    'capacity-reference': { type: 'boolean', default: false },
   },
 });
 const number = (name: keyof typeof values) => Number(values[name]);
@@ -116,12 +119,24 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
         if (dataDir) rmSync(dataDir, { recursive: true, force: true });
       }
     };
+    const withReference = async (mode: 'postgresql' | 'embedded'): Promise<Metric> => {
+      const ours = await run(mode);
+      if (!values.full && !values['capacity-reference']) return ours;
+      process.stderr.write(`  (${mode}, the one-file reference)\n`);
+      const reference = await referenceCapacity(mode, serviceUrl, options);
+      return {
+        ...ours,
+        baseline: reference.value,
+        ...(reference.value > 0 ? { ratio: ratio(ours.value, reference.value) } : {}),
+        reference,
+      };
+    };
     const modes = values.full || values['capacity-modes'] === 'both' ? ['postgresql', 'embedded'] : [String(values['capacity-modes'])];
     try {
       const [first, ...others] = modes as Array<'postgresql' | 'embedded'>;
       if (!first) throw new Error('no capacity mode');
-      const result: Metric = { ...(await run(first)), mode: first };
-      for (const mode of others) result[mode] = await run(mode);
+      const result: Metric = { ...(await withReference(first)), mode: first };
+      for (const mode of others) result[mode] = await withReference(mode);
       capacityGrowth = result.growth as CapacityGrowth[];
       return result;
     } finally {

@@ -8,12 +8,12 @@
 // trip, and CPU per round trip of the server process (all its threads: the embedded database
 // too), of the PostgreSQL backends serving its database, and of its Service.
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { runLoad, type LoadResult } from './load.ts';
 import { drained, startPalaver } from './palaver.ts';
+import { startReference } from './reference.ts';
 import { freshDatabase, progress, ratio, startHelper, type Metric } from './support.ts';
 
 export type PipelineMode = 'postgresql' | 'embedded';
@@ -210,46 +210,24 @@ async function pipelineIn(mode: PipelineMode, options: PipelineOptions): Promise
     cleanups.push(() => referenceService.stop());
 
     let palaverDatabase: string | undefined;
-    let referenceDatabase: string;
     let palaverDataDir: string | undefined;
     if (mode === 'postgresql') {
-      const [ours, theirs] = [await freshDatabase('pipeline'), await freshDatabase('reference')];
-      cleanups.push(
-        () => ours.drop(),
-        () => theirs.drop(),
-      );
-      palaverDatabase = ours.url;
-      referenceDatabase = theirs.url;
+      const database = await freshDatabase('pipeline');
+      cleanups.push(() => database.drop());
+      palaverDatabase = database.url;
     } else {
-      const dirs = [mkdtempSync(path.join(os.tmpdir(), 'palaver-pipeline-')), mkdtempSync(path.join(os.tmpdir(), 'reference-pipeline-'))];
-      cleanups.push(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-      palaverDataDir = dirs[0];
-      referenceDatabase = `embedded:${dirs[1]}`;
+      const dataDir = mkdtempSync(path.join(os.tmpdir(), 'palaver-pipeline-'));
+      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      palaverDataDir = dataDir;
     }
 
     const palaver = await startPalaver(palaverDatabase ?? '', `http://127.0.0.1:${palaverService.port}/hook`, { dataDir: palaverDataDir });
     cleanups.push(() => palaver.stop());
     await configure(`http://127.0.0.1:${palaverService.port}`, palaver.url, palaver.service.apiKey);
 
-    const apiKey = randomBytes(24).toString('base64url');
-    const secret = `whsec_${randomBytes(24).toString('base64')}`;
-    // Profiled like Palaver when BENCH_NODE_ARGS asks for it, so that the two profiles compare.
-    const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-    const reference = await startHelper(
-      'scripts/bench/reference-pipeline.ts',
-      [referenceDatabase, `http://127.0.0.1:${referenceService.port}/hook`, apiKey, secret],
-      nodeArgs,
-    );
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          if (reference.child.exitCode !== null) return resolve();
-          reference.child.once('exit', () => resolve());
-          reference.stop();
-        }),
-    );
-    const referenceUrl = `http://127.0.0.1:${reference.port}`;
-    await configure(`http://127.0.0.1:${referenceService.port}`, referenceUrl, apiKey);
+    const reference = await startReference(mode, `http://127.0.0.1:${referenceService.port}/hook`);
+    cleanups.push(() => reference.stop());
+    await configure(`http://127.0.0.1:${referenceService.port}`, reference.url, reference.apiKey);
 
     const pid = (n: number | undefined) => {
       if (!n) throw new Error('a process without a pid');
@@ -268,11 +246,11 @@ async function pipelineIn(mode: PipelineMode, options: PipelineOptions): Promise
     };
     const theirs: Side = {
       label: 'reference',
-      url: referenceUrl,
+      url: reference.url,
       prefix: 'reference',
       serverPid: pid(reference.child.pid),
       servicePid: pid(referenceService.child.pid),
-      database: mode === 'postgresql' ? name(referenceDatabase) : undefined,
+      database: reference.database,
       sockets: [],
       waiting: new Map(),
     };
