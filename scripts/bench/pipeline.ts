@@ -303,6 +303,8 @@ async function pipelineIn(mode: PipelineMode, options: PipelineOptions): Promise
 }
 
 export async function benchPipeline(options: PipelineOptions): Promise<Metric> {
+  const unknown = options.modes.filter((mode) => mode !== 'postgresql' && mode !== 'embedded');
+  if (unknown.length > 0) throw new Error(`unknown pipeline mode ${unknown.join(', ')}: postgresql, embedded or both`);
   const [first, ...others] = options.modes;
   if (!first) throw new Error('no pipeline mode');
   const result: Metric = { ...(await pipelineIn(first, options)), mode: first };
