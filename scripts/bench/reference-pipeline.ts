@@ -128,6 +128,8 @@ const authorized = (header: string | undefined) => {
 const answerRoute = /^\/serviceApi\/v2\.3\/users\/(\d+)\/messages$/;
 
 const app = new Koa();
+// Requests still coming as the process stops fail on the closed pool: not worth a stack trace each.
+app.silent = true;
 app.use(async (ctx) => {
   const answer = ctx.method === 'POST' ? answerRoute.exec(ctx.path) : null;
   if (answer) {
@@ -209,7 +211,13 @@ io.on('connection', (socket) => {
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
 process.on('SIGTERM', () => {
-  if (failedWebhooks > 0) process.stderr.write(`reference: ${failedWebhooks} webhooks failed\n`);
+  // What was still queued when the run ended (a backlog says which step was the bottleneck):
+  // webhooks waiting for one of the 16 connections, transactions waiting for a pooled connection.
+  const webhooksWaiting = Object.values(agent.requests).reduce((n, queue) => n + (queue?.length ?? 0), 0);
+  process.stderr.write(
+    `reference: ${failedWebhooks} webhooks failed; at the end ${webhooksWaiting} webhooks waited for a connection, ` +
+      `${pool.waitingCount} transactions for a pooled connection\n`,
+  );
   void io.close();
   agent.destroy();
   void pool
