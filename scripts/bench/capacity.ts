@@ -5,12 +5,13 @@
 // (p50, p99), errors (refused sends, answers that never came, conversations that could not be
 // opened), and the server's CPU and RSS.
 // The result is the largest N whose p99 stays under 250 ms with no error.
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { io, type Socket } from 'socket.io-client';
 import path from 'node:path';
 import { heapSnapshot, memoryAfterGc } from './inspector.ts';
 import { percentile } from './load.ts';
-import { metricsOf, type BenchPalaver } from './palaver.ts';
+import { metricsOf } from './palaver.ts';
 import { progress, type Metric } from './support.ts';
 
 export interface CapacityOptions {
@@ -26,6 +27,20 @@ export interface CapacityOptions {
   inspectPort?: number;
   /** With the inspector, a heap snapshot of the server at the end of each step goes here. */
   snapshotDir?: string;
+  /** No step after one that did not hold (the reference's run: its knee is all it is asked). */
+  stopAtKnee?: boolean;
+}
+
+/**
+ * The server the conversations are opened on: Palaver, or the one-file reference
+ * (reference-pipeline.ts), which speaks the same client calls and has no outbox.
+ */
+export interface CapacityTarget {
+  url: string;
+  child: ChildProcess;
+  account: { identification: string };
+  /** False: no outbox to read from /metrics. */
+  outbox?: boolean;
 }
 
 interface Conversation {
@@ -48,8 +63,8 @@ interface StepResult {
   server_cpu_percent: number;
   server_rss_mb: number;
   server_rss_bytes: number;
-  /** Webhooks due and not yet sent as the step ends: the Service's answers wait behind them. */
-  outbox_pending: number;
+  /** Webhooks due and not yet sent as the step ends: the Service's answers wait behind them (Palaver's outbox). */
+  outbox_pending?: number;
   /** The server's live heap after a full GC, at the end of the step (with the inspector). */
   server_heap_mb?: number;
   server_heap_bytes?: number;
@@ -119,7 +134,7 @@ function heldSteps(steps: StepResult[], p99LimitMs: number): StepResult[] {
   return steps.filter((s) => s.errors === 0 && s.sent > 0 && s.p99_ms < p99LimitMs);
 }
 
-export async function benchCapacity(palaver: BenchPalaver, options: CapacityOptions): Promise<Metric> {
+export async function benchCapacity(palaver: CapacityTarget, options: CapacityOptions): Promise<Metric> {
   const pid = palaver.child.pid;
   if (!pid) throw new Error('palaver has no pid');
   const conversations: Conversation[] = [];
@@ -208,7 +223,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
     await tick(options.stepSeconds * 1000);
     measuring = false;
     const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
-    const outboxPending = (await metricsOf(palaver.url)).palaver_deliveries_pending ?? 0;
+    const outboxPending = palaver.outbox === false ? undefined : ((await metricsOf(palaver.url)).palaver_deliveries_pending ?? 0);
     // Answers to the last sends of the window may still be on their way.
     for (let waited = 0; waited < answerWaitMs && pending.size > 0; waited += 100) await tick(100);
     const unanswered = pending.size;
@@ -225,7 +240,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
       server_cpu_percent: Math.round(cpu * 100),
       server_rss_mb: 0,
       server_rss_bytes: rssBytes(pid),
-      outbox_pending: outboxPending,
+      ...(outboxPending === undefined ? {} : { outbox_pending: outboxPending }),
     };
     step.server_rss_mb = mb(step.server_rss_bytes);
     if (options.inspectPort) {
@@ -241,7 +256,9 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
     progress(
       `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.refused} refused, ` +
         `${step.unanswered} unanswered, ${step.errors} errors in all, ` +
-        `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, outbox ${step.outbox_pending}, RSS ${step.server_rss_mb} MB` +
+        `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, ` +
+        (step.outbox_pending === undefined ? '' : `outbox ${step.outbox_pending}, `) +
+        `RSS ${step.server_rss_mb} MB` +
         (step.server_heap_mb === undefined
           ? ''
           : `, heap after GC ${step.server_heap_mb} MB (before: reserved ${step.server_busy_heap_total_mb} MB, external ${step.server_busy_external_mb} MB)`),
@@ -263,6 +280,7 @@ export async function benchCapacity(palaver: BenchPalaver, options: CapacityOpti
       steps.push(step);
       // Past the limit by far: larger steps would only measure a queue.
       if (step.errors > step.sent * 0.05 || step.p99_ms > options.p99LimitMs * 8) break;
+      if (options.stopAtKnee && heldSteps([step], options.p99LimitMs).length === 0) break;
     }
     // Twice the capacity: answers must keep coming (later), refusals be explicit, nothing
     // acknowledged go unanswered; then back at the capacity, the node must recover by itself.

@@ -10,10 +10,12 @@ import { benchIngestRest, benchIngestSocket } from './ingest.ts';
 import { benchInbox } from './inbox.ts';
 import { benchLatency } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
-import { freePort, freshDatabase, startHelper, writeResults, type Metric } from './support.ts';
+import { freePort, freshDatabase, ratio, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
 import { benchCapacity } from './capacity.ts';
 import { benchNodes } from './nodes.ts';
+import { benchPipeline, type PipelineMode } from './pipeline.ts';
+import { referenceCapacity } from './reference.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
@@ -44,10 +46,16 @@ const { values } = parseArgs({
     'nodes-conversations': { type: 'string', default: '400' },
     'nodes-rate': { type: 'string', default: '40' },
     'nodes-seconds': { type: 'string', default: '30' },
+    'pipeline-customers': { type: 'string', default: '32' },
+    'pipeline-round-trips': { type: 'string', default: '3000' },
+    /** postgresql, embedded, or both (the default run measures both). */
+    'pipeline-modes': { type: 'string', default: 'both' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
     full: { type: 'boolean', default: false },
     // The capacity bench's step at twice the capacity and back (on unless this is given).
     'no-overload': { type: 'boolean', default: false },
+    // The one-file reference's capacity beside Palaver's, for the ratio (on with --full).
+    'capacity-reference': { type: 'boolean', default: false },
   },
 });
 const number = (name: keyof typeof values) => Number(values[name]);
@@ -81,6 +89,12 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       pages: number('inbox-pages'),
       answers: number('inbox-answers'),
     }),
+  pipeline: () =>
+    benchPipeline({
+      customers: number('pipeline-customers'),
+      roundTrips: number('pipeline-round-trips'),
+      modes: (values['pipeline-modes'] === 'both' ? ['postgresql', 'embedded'] : [values['pipeline-modes']]) as PipelineMode[],
+    }),
   e2e_latency: ({ palaver, receiver }) => benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
   capacity: async () => {
     const steps = (values.full ? '500,1000,2000,3000,4000,5000,6000,8000' : String(values['capacity-steps'])).split(',').map(Number);
@@ -111,12 +125,24 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
         if (dataDir) rmSync(dataDir, { recursive: true, force: true });
       }
     };
+    const withReference = async (mode: 'postgresql' | 'embedded'): Promise<Metric> => {
+      const ours = await run(mode);
+      if (!values.full && !values['capacity-reference']) return ours;
+      process.stderr.write(`  (${mode}, the one-file reference)\n`);
+      const reference = await referenceCapacity(mode, serviceUrl, options);
+      return {
+        ...ours,
+        baseline: reference.value,
+        ...(reference.value > 0 ? { ratio: ratio(ours.value, reference.value) } : {}),
+        reference,
+      };
+    };
     const modes = values.full || values['capacity-modes'] === 'both' ? ['postgresql', 'embedded'] : [String(values['capacity-modes'])];
     try {
       const [first, ...others] = modes as Array<'postgresql' | 'embedded'>;
       if (!first) throw new Error('no capacity mode');
-      const result: Metric = { ...(await run(first)), mode: first };
-      for (const mode of others) result[mode] = await run(mode);
+      const result: Metric = { ...(await withReference(first)), mode: first };
+      for (const mode of others) result[mode] = await withReference(mode);
       capacityGrowth = result.growth as CapacityGrowth[];
       return result;
     } finally {
