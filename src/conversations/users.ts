@@ -5,9 +5,10 @@ import { Transaction } from '../db/tx/transaction.ts';
 import { prepared } from '../db/prepared.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type AgentSnapshot, type User } from '../db/entities/index.ts';
+import { Sql } from '../db/named.ts';
 import { pgIntArray } from '../db/pg-arrays.ts';
 import { AppError, conflict } from '../errors.ts';
-import { chainLockSql } from '../deliveries/outbox.ts';
+import { chainLockSql } from '../deliveries/sql/lock-chains.ts';
 import { customerLock, lockName } from './locks.ts';
 
 export function ownerFor(account: Account): number {
@@ -165,12 +166,6 @@ async function lock(
   return { users, messageIds: (rows[0]?.message_ids ?? []).map(Number) };
 }
 
-/** A CTE of the statement that writes agent messages (messages.ts, insertLocked). */
-export interface CurrentAgentsCte {
-  sql: string;
-  params: unknown[];
-}
-
 /** The CTE's name: one row per user, `id` and `before`, its current agent before the statement. */
 export const CURRENT_AGENTS_OUT = 'agents_set';
 
@@ -179,14 +174,14 @@ export const CURRENT_AGENTS_OUT = 'agents_set';
  * written in the same statement, under the users' locks); the CTE answers each user's current
  * agent from before.
  */
-export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>): CurrentAgentsCte {
-  return {
-    sql: `${CURRENT_AGENTS_OUT} as (
+export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>): Sql {
+  return new Sql(
+    `${CURRENT_AGENTS_OUT} as (
        update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
        from (select o.id, o.current_agent as before, v.agent
              from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
        where u.id = v.id
        returning u.id, v.before)`,
-    params: [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
-  };
+    [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
+  );
 }
