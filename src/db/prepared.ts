@@ -10,7 +10,11 @@ import { Sql } from './named.ts';
 import { send, type Connection } from './tx/connection.ts';
 import { Transaction } from './tx/transaction.ts';
 
-/** Statement names by text: the same text is the same prepared statement on every connection. */
+/**
+ * Statement names by text: the same text is the same prepared statement on every connection, and
+ * two texts never share a name (pg refuses a name reused for another text only as it sends it,
+ * too late to keep pipelined.ts from queuing the COMMIT behind it).
+ */
 const names = new Map<string, string>();
 
 function nameOf(sql: string): string {
