@@ -5,6 +5,7 @@
 // and never when it rolls back; the deliveries a transaction leased reach the worker only through its runner.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import type pg from 'pg';
 import type { AnyNotice } from '../src/conversations/notices.ts';
 import { notify } from '../src/conversations/notices.ts';
 import { MessageSchema } from '../src/db/entities/index.ts';
@@ -57,9 +58,9 @@ describe('held transactions', () => {
     let roundTrips = 0;
     let counting = false;
     const { result, committed } = await heldTransaction(em(), async (tx) => {
-      const wire = (tx.connection as unknown as { connection: { on(e: 'readyForQuery', l: () => void): void } }).connection;
+      // The pg client goes idle ('drain') once per round trip: its queries are all answered.
       counting = true;
-      wire.on('readyForQuery', () => {
+      (tx.connection as unknown as pg.Client).on('drain', () => {
         if (counting) roundTrips++;
       });
       notify(tx, { kind: 'account', accountId: -1 });

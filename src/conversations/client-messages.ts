@@ -3,8 +3,8 @@
 // only after its message and its delivery to the owner have committed.
 import type { Transaction } from '../db/tx/transaction.ts';
 import { MessageSchema, type Account, type Device, type Message, type MessageType, type User } from '../db/entities/index.ts';
-import { pgIntArray, pgTextArray } from '../db/pg-arrays.ts';
 import { prepared } from '../db/prepared.ts';
+import { earlierSendsSql, type EarlierSendsRow } from './sql/earlier-sends.ts';
 import { snapshot } from '../db/snapshots.ts';
 import { AppError } from '../errors.ts';
 import { messageNotice, notify } from './notices.ts';
@@ -114,18 +114,13 @@ async function earlierSends(tx: Transaction, batch: readonly ClientMessage[]): P
     tx,
     keyed.map((item) => item.user.id),
   );
-  const rows = await prepared<Record<string, unknown>>(
+  const rows = await prepared<EarlierSendsRow>(
     tx,
-    `select id::float8 as id, user_id, device_id, type_id, message, media, agent, content, request_url,
-            client_message_id, status, created_at
-       from messages
-      where (device_id = any(?::int[]) or (device_id is null and user_id = any(?::int[])))
-        and client_message_id = any(?::text[])`,
-    [
-      pgIntArray([...new Set(keyed.flatMap((item) => (item.device ? [item.device.id] : [])))]),
-      pgIntArray([...new Set(keyed.flatMap((item) => (item.device ? [] : [item.user.id])))]),
-      pgTextArray([...new Set(keyed.map((item) => item.input.clientMessageId as string))]),
-    ],
+    earlierSendsSql({
+      deviceIds: keyed.flatMap((item) => (item.device ? [item.device.id] : [])),
+      userIds: keyed.flatMap((item) => (item.device ? [] : [item.user.id])),
+      clientMessageIds: keyed.map((item) => item.input.clientMessageId as string),
+    }),
   );
   for (const row of rows) {
     const message = snapshot(tx.em.getMetadata(), MessageSchema, row);

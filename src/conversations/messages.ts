@@ -15,13 +15,14 @@ import {
   type MessageContent,
   type User,
 } from '../db/entities/index.ts';
-import { DELIVERIES_OUT, deliveriesCte, type DeliveriesCte, type WrittenRow } from '../deliveries/outbox.ts';
-import { fromJson } from '../db/json.ts';
+import { deliveriesCte, type DeliveriesCte } from '../deliveries/outbox.ts';
+import type { Sql } from '../db/named.ts';
 import { messagePayload } from '../presenters/webhook-payloads.ts';
 import { notFound } from '../errors.ts';
 import { notify } from './notices.ts';
 import { standbyServices } from './standby.ts';
-import { CURRENT_AGENTS_OUT, lockUsersForMessages, type CurrentAgentsCte, type LockedUser } from './users.ts';
+import { insertMessagesSql, toInsertedMessages, type InsertMessagesRow } from './sql/insert-messages.ts';
+import { lockUsersForMessages, type LockedUser } from './users.ts';
 
 /** What clients page through: everything but user system messages, which are signals for Services. */
 const CLIENT_VISIBLE = { $ne: MessageType.userSystem } as const;
@@ -68,7 +69,7 @@ export interface InsertOptions {
   /** The messages' deliveries (outbox.ts), written by the same statement. */
   deliveries?: DeliveriesCte | null;
   /** The users' current agents set by the same statement (agent messages). */
-  currentAgents?: CurrentAgentsCte | null;
+  currentAgents?: Sql | null;
   /** The statement is the transaction's last: it carries the COMMIT (prepared()). */
   commit?: boolean;
 }
@@ -135,39 +136,6 @@ async function lockForMessages(em: Transaction, rows: readonly MessageRow[]): Pr
 }
 
 /**
- * The team's side of the conversations written to (conversations/inbox.ts), in the statement that
- * writes the messages and under the same locks: a customer message (typeId 1) makes the customer
- * wait (since the first one not answered) and reopens a resolved or snoozed conversation, with a
- * timeline line; an agent message (typeId 2) ends the wait and marks what came before it read.
- * The state row is made with the conversation's first message of either kind. Two parameters:
- * the messages' time, twice.
- */
-const INBOX_STATE_CTES = `inbox_last as (
-       select distinct on (user_id) user_id, type_id, id from p where type_id in (${MessageType.user}, ${MessageType.agent})
-       order by user_id, n desc
-     ),
-     inbox_customer as (select distinct user_id from p where type_id = ${MessageType.user}),
-     inbox_before as (select s.user_id, s.status from conversation_states s join inbox_customer c on c.user_id = s.user_id),
-     inbox_set as (
-       insert into conversation_states as s (user_id, account_id, owner_service_id, status, waiting_since, read_message_id, updated_at)
-       select l.user_id, u.account_id, u.owner_service_id, 'open',
-              case when l.type_id = ${MessageType.user} then ?::timestamptz end,
-              case when l.type_id = ${MessageType.agent} then l.id else 0 end, now()
-       from inbox_last l join users u on u.id = l.user_id
-       on conflict (user_id) do update set
-         waiting_since = case when excluded.waiting_since is null then null else coalesce(s.waiting_since, excluded.waiting_since) end,
-         read_message_id = greatest(s.read_message_id, excluded.read_message_id),
-         status = case when excluded.user_id in (select user_id from inbox_customer) then 'open' else s.status end,
-         snoozed_until = case when excluded.user_id in (select user_id from inbox_customer) then null else s.snoozed_until end,
-         updated_at = now()
-     ),
-     inbox_reopened as (
-       insert into conversation_events (user_id, operator_id, kind, data, created_at)
-       select b.user_id, null, 'status', jsonb_build_object('from', b.status, 'to', 'open'), ?::timestamptz
-       from inbox_before b where b.status <> 'open'
-     )`;
-
-/**
  * Every message is written here, inside the caller's transaction and under a lock on its user
  * (taken by the caller: `target[i]` is row i's live user), so that one conversation's messages
  * get increasing ids in the order they commit. Set-based, so a group commit of many messages
@@ -182,72 +150,38 @@ export async function insertLocked(
   const createdAt = options.createdAt ?? new Date();
   const deliveries = options.deliveries ?? null;
   const agents = options.currentAgents ?? null;
-  // One statement after the locks (so its snapshot sees every earlier commit): ids taken in
-  // row order (unless the lock statement took them), each message's previous client-visible
-  // one (an earlier row of the batch, or the conversation's last before it), the insert, which
-  // the rest of the statement does not see, and the messages' deliveries when given.
-  const [result] = await prepared<{
-    messages: Array<[number, number | null]>;
-    deliveries?: WrittenRow[];
-    agents?: Array<[number, AgentSnapshot | null]>;
-  }>(
+  // One statement after the locks (sql/insert-messages.ts).
+  const [result] = await prepared<InsertMessagesRow>(
     em,
-    `with r as (
-       select r.*, coalesce(r.taken_id, nextval(pg_get_serial_sequence('messages', 'id'))) as id
-       from jsonb_to_recordset(?::jsonb) as r(n int, taken_id bigint, user_id int, device_id int, type_id smallint,
-                                               message text, media jsonb, agent jsonb, content jsonb, request_url text,
-                                               client_message_id text)
-     ),
-     p as (
-       select r.*, coalesce(
-                max(case when r.type_id <> ${MessageType.userSystem} then r.id end)
-                  over (partition by r.user_id order by r.n rows between unbounded preceding and 1 preceding),
-                (select max(m.id) from messages m where m.user_id = r.user_id and m.type_id <> ${MessageType.userSystem})) as prev_id
-       from r
-     ),
-     inserted as (
-       insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
-       select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, ?::timestamptz from p
-     )${deliveries ? `, ${deliveries.sql}` : ''}${agents ? `, ${agents.sql}` : ''}, ${INBOX_STATE_CTES}
-     select (select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
-            ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}
-            ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}`,
-    [
-      JSON.stringify(
-        rows.map((row, n) => ({
-          n,
-          taken_id: options.ids?.[n] ?? null,
-          user_id: target[n]?.id,
-          device_id: row.deviceId,
-          type_id: row.typeId,
-          message: row.message,
-          media: row.media,
-          agent: row.agent,
-          content: row.content,
-          request_url: row.requestUrl,
-          client_message_id: row.clientMessageId ?? null,
-        })),
-      ),
+    insertMessagesSql({
+      rows: rows.map((row, n) => ({
+        n,
+        taken_id: options.ids?.[n] ?? null,
+        user_id: target[n]?.id,
+        device_id: row.deviceId,
+        type_id: row.typeId,
+        message: row.message,
+        media: row.media,
+        agent: row.agent,
+        content: row.content,
+        request_url: row.requestUrl,
+        client_message_id: row.clientMessageId ?? null,
+      })),
       createdAt,
-      ...(deliveries?.params ?? []),
-      ...(agents?.params ?? []),
-      createdAt,
-      createdAt,
-    ],
+      deliveries: deliveries?.cte ?? null,
+      agents,
+    }),
     { commit: options.commit ?? false },
   );
-  deliveries?.written(fromJson<WrittenRow[]>(result?.deliveries) ?? []);
-  const numbered = fromJson<Array<[number, number | null]>>(result?.messages) ?? [];
-  const before = agents ? new Map(fromJson<Array<[number, AgentSnapshot | null]>>(result?.agents)) : null;
-  const written = rows.map((row, i): WrittenMessage => {
+  const { ids, deliveries: written, agentsBefore } = toInsertedMessages(result);
+  deliveries?.written(written);
+  return rows.map((row, i): WrittenMessage => {
     const user = target[i] as LockedUser;
-    const ids = numbered[i];
-    if (!ids) throw new Error('message not inserted');
-    const message = messageOf(row, Number(ids[0]), user.id, createdAt);
-    const prevId = ids[1] === null ? null : Number(ids[1]);
-    return before ? { message, prevId, user, agentBefore: before.get(user.id) ?? null } : { message, prevId, user };
+    const [id, prevId] = ids[i] ?? [];
+    if (id === undefined || prevId === undefined) throw new Error('message not inserted');
+    const message = messageOf(row, id, user.id, createdAt);
+    return agentsBefore ? { message, prevId, user, agentBefore: agentsBefore.get(user.id) ?? null } : { message, prevId, user };
   });
-  return written;
 }
 
 /** A row as insertLocked writes it: available, in its live user's conversation. */

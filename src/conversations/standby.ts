@@ -5,26 +5,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Transaction } from '../db/tx/transaction.ts';
 import { prepared } from '../db/prepared.ts';
-import { pgIntArray } from '../db/pg-arrays.ts';
+import { recordParticipantsSql } from './sql/record-participants.ts';
+import { standbyServicesSql, toStandbyServices, type StandbyServicesRow } from './sql/standby-services.ts';
 
 /** Each user's standby Services (not its owner), by user id; users without any are left out. */
 export async function standbyServices(em: EntityManager | Transaction, userIds: readonly number[]): Promise<Map<number, number[]>> {
-  const found = new Map<number, number[]>();
-  if (userIds.length === 0) return found;
-  // The partial index on standby Services keeps this one probe per account when none listen.
-  const rows = await prepared<{ userId: number; serviceId: number }>(
-    em,
-    `select u.id as "userId", s.id as "serviceId"
-       from users u
-       join services s on s.account_id = u.account_id and s.standby <> 'none' and s.id <> u.owner_service_id
-      where u.id = any(?::int[])
-        and (s.standby = 'all'
-             or exists (select 1 from conversation_participants p where p.user_id = u.id and p.service_id = s.id))
-      order by u.id, s.id`,
-    [pgIntArray([...new Set(userIds)])],
-  );
-  for (const { userId, serviceId } of rows) found.set(userId, [...(found.get(userId) ?? []), serviceId]);
-  return found;
+  if (userIds.length === 0) return new Map();
+  return toStandbyServices(await prepared<StandbyServicesRow>(em, standbyServicesSql(userIds)));
 }
 
 /** One user's standby Services. */
@@ -34,10 +21,5 @@ export async function standbyOf(em: EntityManager | Transaction, userId: number)
 
 /** Records that these Services took part in the conversation (an owner change's old and new owner). */
 export async function recordParticipants(em: EntityManager | Transaction, userId: number, serviceIds: readonly number[]): Promise<void> {
-  await prepared(
-    em,
-    `insert into conversation_participants (user_id, service_id)
-     select ?::int, unnest(?::int[]) on conflict do nothing`,
-    [userId, pgIntArray([...new Set(serviceIds)])],
-  );
+  await prepared(em, recordParticipantsSql(userId, serviceIds));
 }

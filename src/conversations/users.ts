@@ -5,9 +5,9 @@ import { Transaction } from '../db/tx/transaction.ts';
 import { prepared } from '../db/prepared.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type AgentSnapshot, type User } from '../db/entities/index.ts';
-import { pgIntArray } from '../db/pg-arrays.ts';
+import { Sql } from '../db/named.ts';
 import { AppError, conflict } from '../errors.ts';
-import { chainLockSql } from '../deliveries/outbox.ts';
+import { lockUsersSql, toLockedUsers, type LockedUser, type LockUsersRow } from './sql/lock-users.ts';
 import { customerLock, lockName } from './locks.ts';
 
 export function ownerFor(account: Account): number {
@@ -68,24 +68,7 @@ export async function createRegisteredUser(
 }
 
 /** The user a message was written to, as it stood under the lock: what its delivery needs. */
-export interface LockedUser extends Pick<User, 'id' | 'accountId' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'> {
-  mergedIntoUserId: number | null;
-  /** Whether a device of the user can receive pushes (read when asked for: lockUsers' pushDevices). */
-  pushDevices?: boolean;
-  /** Whether answers can be emailed to the user: an address, not unsubscribed (read with pushDevices). */
-  emailable?: boolean;
-}
-
-interface UserRow {
-  id: number;
-  account_id: number;
-  owner_service_id: number;
-  unique_identifier: string | null;
-  additional_information: Record<string, unknown> | null;
-  merged_into_user_id: number | null;
-  push_devices?: boolean;
-  emailable?: boolean;
-}
+export type { LockedUser } from './sql/lock-users.ts';
 
 /**
  * Locks the users (in id order, so two writers never wait on each other in a cycle); absent ones
@@ -122,53 +105,9 @@ async function lock(
   messageIds: number,
   pushDevices = false,
 ): Promise<{ users: Map<number, LockedUser>; messageIds: number[] }> {
-  // With pushDevices: whether a device of the user can be pushed to, as enqueuePushes selects them
-  // (outbox.ts), so that a writer of messages for users with none spends no statement on pushes.
-  const pushable = pushDevices
-    ? `, exists (select 1 from devices d join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
-                 where d.user_id = users.id and d.push_enabled and d.push_token is not null) as push_devices,
-       (users.email is not null and users.email_unsubscribed_at is null) as emailable`
-    : '';
-  const columns = 'id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id';
-  // Sorting needs every row, so every row lock is taken before the first chain lock, and
-  // PostgreSQL evaluates a volatile function of the select list after the sort. The ids are
-  // drawn once the count over every locked row is known, that is once every row lock is held.
-  const reserved =
-    messageIds > 0
-      ? `, (select array_agg(i.id order by i.id) from (
-             select nextval(pg_get_serial_sequence('messages', 'id')) as id
-             from generate_series(1, ?::int) where (select count(*) from locked) >= 0) i) as message_ids`
-      : '';
-  const sql = ownerChains
-    ? `with locked as materialized (select ${columns} from users where id = any(?::int[]) order by id for update)
-       select ${columns}, ${chainLockSql('owner_service_id', 'id')}${reserved} from locked order by owner_service_id, id`
-    : `select ${columns}${pushable} from users where id = any(?::int[]) order by id for update`;
-  const params: unknown[] = [pgIntArray([...new Set(ids)].sort((a, b) => a - b))];
-  if (reserved) params.push(messageIds);
-  const rows = await prepared<UserRow & { message_ids?: Array<string | number> }>(em, sql, params);
+  const rows = await prepared<LockUsersRow>(em, lockUsersSql({ ids, ownerChains, messageIds, pushDevices }));
   if (ownerChains && em instanceof Transaction) em.chainsLocked(rows.map((r) => [r.owner_service_id, r.id]));
-  const users = new Map(
-    rows.map((r): [number, LockedUser] => [
-      r.id,
-      {
-        id: r.id,
-        accountId: r.account_id,
-        ownerServiceId: r.owner_service_id,
-        uniqueIdentifier: r.unique_identifier,
-        additionalInformation: r.additional_information,
-        mergedIntoUserId: r.merged_into_user_id,
-        ...(r.push_devices === undefined ? {} : { pushDevices: r.push_devices }),
-        ...(r.emailable === undefined ? {} : { emailable: r.emailable }),
-      },
-    ]),
-  );
-  return { users, messageIds: (rows[0]?.message_ids ?? []).map(Number) };
-}
-
-/** A CTE of the statement that writes agent messages (messages.ts, insertLocked). */
-export interface CurrentAgentsCte {
-  sql: string;
-  params: unknown[];
+  return toLockedUsers(rows);
 }
 
 /** The CTE's name: one row per user, `id` and `before`, its current agent before the statement. */
@@ -179,14 +118,14 @@ export const CURRENT_AGENTS_OUT = 'agents_set';
  * written in the same statement, under the users' locks); the CTE answers each user's current
  * agent from before.
  */
-export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>): CurrentAgentsCte {
-  return {
-    sql: `${CURRENT_AGENTS_OUT} as (
+export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>): Sql {
+  return new Sql(
+    `${CURRENT_AGENTS_OUT} as (
        update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
        from (select o.id, o.current_agent as before, v.agent
              from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
        where u.id = v.id
        returning u.id, v.before)`,
-    params: [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
-  };
+    [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
+  );
 }

@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded.ts';
-import { PipelinedPostgreSqlDriver } from './pipelined.ts';
+import { PipelinedDialect } from './pipelined.ts';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 
@@ -93,8 +93,6 @@ export async function openDatabase(
   try {
     const orm = await MikroORM.init({
       clientUrl: url,
-      // BEGIN and COMMIT sent with statements (pipelined.ts).
-      driver: PipelinedPostgreSqlDriver,
       entities,
       extensions: [Migrator],
       migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false },
@@ -104,9 +102,13 @@ export async function openDatabase(
       allowGlobalContext: false,
       debug: false,
       logger: (message) => logger.debug({ orm: true }, message),
-      // knex's own lines (a pooled pg connection that failed or ended: "Connection Error: …")
-      // go through the logger instead of console.log.
-      driverOptions: { log: knexLog(logger) },
+      driverOptions: {
+        // Connections in pg's pipeline mode, BEGIN and COMMIT queued with statements (pipelined.ts).
+        client: PipelinedDialect,
+        // knex's own lines (a pooled pg connection that failed or ended: "Connection Error: …")
+        // go through the logger instead of console.log.
+        log: knexLog(logger),
+      },
     });
     return {
       orm,

@@ -6,10 +6,15 @@
 // MikroORM's DriverExceptions, as execute() makes them (a caller's bad value stays a 422).
 import { createHash } from 'node:crypto';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import { Sql } from './named.ts';
 import { send, type Connection } from './tx/connection.ts';
 import { Transaction } from './tx/transaction.ts';
 
-/** Statement names by text: the same text is the same prepared statement on every connection. */
+/**
+ * Statement names by text: the same text is the same prepared statement on every connection, and
+ * two texts never share a name (pg refuses a name reused for another text only as it sends it,
+ * too late to keep pipelined.ts from queuing the COMMIT behind it).
+ */
 const names = new Map<string, string>();
 
 function nameOf(sql: string): string {
@@ -21,17 +26,34 @@ function nameOf(sql: string): string {
   return name;
 }
 
+interface Options {
+  /** The statement is the transaction's last: its COMMIT is queued right behind it (pipelined.ts). */
+  commit?: boolean;
+}
+
 /**
  * Runs `sql` in the transaction `on` (or, given an EntityManager, in its transaction if it has
  * one); resolves to the rows. With `commit`, the statement is the transaction's last: its COMMIT
  * goes with it (pipelined.ts), and nothing may be sent, or thrown, in the transaction after it.
+ * A statement of a hot path lives in a file of its own (a `sql/` folder beside its domain), which
+ * builds it with named() and types its rows: `prepared<Row>(tx, insertPushes(values))`.
  */
+export async function prepared<T extends object>(on: EntityManager | Transaction, statement: Sql, options?: Options): Promise<T[]>;
 export async function prepared<T extends object>(
   on: EntityManager | Transaction,
   sql: string,
   params: readonly unknown[],
-  { commit = false }: { commit?: boolean } = {},
+  options?: Options,
+): Promise<T[]>;
+export async function prepared<T extends object>(
+  on: EntityManager | Transaction,
+  text: string | Sql,
+  paramsOrOptions?: readonly unknown[] | Options,
+  options?: Options,
 ): Promise<T[]> {
+  const statement = typeof text === 'string' ? new Sql(text, (paramsOrOptions ?? []) as unknown[]) : text;
+  const { commit = false } = (typeof text === 'string' ? options : (paramsOrOptions as Options | undefined)) ?? {};
+  const { sql, params } = statement;
   const em = on instanceof Transaction ? on.em : on;
   if (on instanceof Transaction && on.connection) return onHeld<T>(em, on.connection, sql, params, commit);
   const query = em

@@ -2,16 +2,19 @@
 // transaction of the change (the Transaction object, db/tx/transaction.ts), so the outbox rows
 // commit with the change or not at all; the deliveries it leases to this node's worker, and
 // whether it left others due, are recorded on that object for the worker.
-import { prepared } from '../db/prepared.ts';
 import { randomUUID } from 'node:crypto';
 import type { DeliveryKind } from '../db/entities/index.ts';
-import { pgIntArray } from '../db/pg-arrays.ts';
-import { named } from '../db/named.ts';
+import { prepared } from '../db/prepared.ts';
+import type { Sql } from '../db/named.ts';
 import type { Transaction } from '../db/tx/transaction.ts';
-import type { ClaimedWebhook } from './claims.ts';
 import { handoffLease } from './handoff-lease.ts';
-import { LEASE_COLUMNS, leaseValues } from './lease.ts';
-import { previousSecretSql } from './secrets.ts';
+import { deliveriesCteSql, insertDeliveriesSql, type DeliveryRow, type WrittenRow } from './sql/deliveries-cte.ts';
+import { insertEmailsSql, type InsertEmailsRow } from './sql/insert-emails.ts';
+import { insertPushesSql } from './sql/insert-pushes.ts';
+import { insertTranscriptSql } from './sql/insert-transcript.ts';
+import { lockChainsSql } from './sql/lock-chains.ts';
+import { lockUserChainsSql } from './sql/lock-user-chains.ts';
+import { pushDevicesSql, type PushDevicesRow } from './sql/push-devices.ts';
 
 export interface DeliveryRequest {
   kind: DeliveryKind;
@@ -37,29 +40,10 @@ export interface PushRequest {
   payload: Record<string, string>;
 }
 
-/**
- * The chain lock as SQL over two columns, for a statement that takes it beside other locks
- * (lockUsers) and then records it on the transaction (Transaction.chainsLocked). Taken in (service, key) order, as here.
- */
-export function chainLockSql(serviceColumn: string, keyColumn: string): string {
-  return `pg_advisory_xact_lock(${serviceColumn}, ${keyColumn})`;
-}
-
 /** Adds the payload's deliveries to the caller's transaction; returns their ids (the `webhook-id`s). */
 export async function enqueue(tx: Transaction, request: DeliveryRequest): Promise<string[]> {
   const [ids] = await enqueueAll(tx, [request]);
   return ids ?? [];
-}
-
-interface Row {
-  id: string;
-  service_id: number;
-  ordering_key: number | null;
-  kind: DeliveryKind;
-  payload: string;
-  /** The first of its chain in this call: only it can be ready, and only if the chain has nothing pending. */
-  first: boolean;
-  n: number;
 }
 
 /**
@@ -70,20 +54,13 @@ interface Row {
 export async function enqueueAll(tx: Transaction, requests: readonly DeliveryRequest[]): Promise<string[][]> {
   const deliveries = await deliveriesCte(tx, requests);
   if (!deliveries) return requests.map(() => []);
-  const rows = await prepared<WrittenRow>(tx, `with ${deliveries.sql} select * from ${DELIVERIES_OUT} order by n`, deliveries.params);
+  const rows = await prepared<WrittenRow>(tx, insertDeliveriesSql(deliveries.cte));
   return deliveries.written(rows);
 }
 
-/** The CTE of deliveriesCte that returns what was written, one row per delivery, with `n` its position. */
-export const DELIVERIES_OUT = 'deliveries_out';
-
-/** A row of DELIVERIES_OUT. */
-export type WrittenRow = Omit<ClaimedWebhook, 'deviceId' | 'attempts' | 'payload'> & { n: number; ready: boolean; leased: boolean };
-
 export interface DeliveriesCte {
-  /** CTEs (`deliveries_in`, `deliveries_leased`, `deliveries_inserted`, DELIVERIES_OUT) for a `with` list. */
-  sql: string;
-  params: unknown[];
+  /** The CTEs of sql/deliveries-cte.ts, for a `with` list. */
+  cte: Sql;
   /** Given DELIVERIES_OUT's rows: hands the leased ones to the worker at commit, and returns each request's delivery ids. */
   written(rows: readonly WrittenRow[]): string[][];
 }
@@ -95,7 +72,7 @@ export interface DeliveriesCte {
  * there is nothing to write.
  */
 export async function deliveriesCte(tx: Transaction, requests: readonly DeliveryRequest[]): Promise<DeliveriesCte | null> {
-  const rows: Row[] = [];
+  const rows: DeliveryRow[] = [];
   const chains = new Map<string, [number, number]>();
   const planned = requests.map((request) => {
     const payload = JSON.stringify(request.payload);
@@ -111,7 +88,7 @@ export async function deliveriesCte(tx: Transaction, requests: readonly Delivery
         const chain = `${serviceId}:${key}`;
         const first = key !== null && !chains.has(chain);
         if (first) chains.set(chain, [serviceId, key]);
-        const row: Row = {
+        const row: DeliveryRow = {
           id: randomUUID(),
           service_id: serviceId,
           ordering_key: key,
@@ -130,61 +107,14 @@ export async function deliveriesCte(tx: Transaction, requests: readonly Delivery
     // The chain lock (also taken when a delivery of the chain completes) makes "is there an
     // earlier pending delivery?" and the promotion of the next one exclude each other. Taken
     // in one global order, so transactions that lock several chains cannot deadlock.
-    await prepared(
-      tx,
-      `select ${chainLockSql('c.service_id', 'c.ordering_key')}
-       from unnest(?::int[], ?::int[]) as c(service_id, ordering_key)
-       order by c.service_id, c.ordering_key`,
-      [pgIntArray(locks.map(([serviceId]) => serviceId)), pgIntArray(locks.map(([, key]) => key))],
-    );
+    await prepared(tx, lockChainsSql(locks));
     tx.chainsLocked(locks);
   }
-  // Services without a webhook URL receive nothing, nor those whose webhook does not want the
-  // payload's kind (messages, events, or actions: everything else). Inserted in request order,
-  // so `seq` keeps it.
-  // A row that is ready, to an enabled Service, is leased to this node's worker when it has room
-  // (handoff.ts), and what the worker needs to send it comes back with it.
-  const target = tx.handoffTarget();
-  const room = handoffLease(target, 'r.ready and r.enabled', 'r.service_id', 'r.n');
-  const statement = named(
-    // Whether a chain has a pending delivery is looked up row by row in the chain index (the
-    // lateral's limit keeps the planner from hashing every pending delivery, which a backlog
-    // makes many); materialized, so it is looked up once.
-    `deliveries_in as materialized (
-       select r.id, r.service_id, r.ordering_key, r.kind, r.payload, r.n,
-              r.ordering_key is null or (r.first and earlier.pending is null) as ready,
-              s.disabled_at is null as enabled, s.webhook_url, s.signing_secret,
-              ${previousSecretSql('s')} as previous_signing_secret
-       from jsonb_to_recordset(:rows::jsonb)
-            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
-       join services s on s.id = r.service_id and s.webhook_url is not null
-        and (case r.kind when 'message' then 'messages' when 'event' then 'events' else 'actions' end) = any(s.webhook_kinds)
-       left join lateral (
-         select true as pending from deliveries e
-         where coalesce(e.service_id, 0) = r.service_id and e.ordering_key = r.ordering_key and e.state = 'pending'
-         limit 1) earlier on r.first
-     ),
-     deliveries_leased as (select r.*, :leased as leased from deliveries_in r :room),
-     deliveries_inserted as (
-       insert into deliveries (id, service_id, ordering_key, kind, payload, ready, ${LEASE_COLUMNS.join(', ')})
-       select id, service_id, ordering_key, kind, payload, ready, :lease
-       from deliveries_leased order by n
-     ),
-     ${DELIVERIES_OUT} as (
-       select id, service_id as "serviceId", service_id as bucket, kind, webhook_url as "webhookUrl",
-              signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret", ready, leased, n
-       from deliveries_leased
-     )`,
-    {
-      rows: JSON.stringify(rows),
-      leased: room.leased,
-      room: room.join,
-      lease: leaseValues(room.lease, 'leased', '0'),
-    },
-  );
+  // A ready row to an enabled Service is leased to this node's worker when it has room (handoff.ts).
+  const room = handoffLease(tx.handoffTarget(), 'r.ready and r.enabled', 'r.service_id', 'r.n');
+  const cte = deliveriesCteSql(rows, room);
   return {
-    sql: statement.sql,
-    params: statement.params,
+    cte,
     written: (inserted) => {
       if (inserted.length === 0) return planned.map(() => []);
       tx.handOff(
@@ -215,15 +145,7 @@ export async function enqueuePushes(
   if (requests.length === 0) return [];
   const userIds = [...new Set(requests.map((r) => r.userId))];
   // The chains' locks first, in device order (as the worker takes them when a push completes).
-  const devices = await prepared<{ id: number; userId: number }>(
-    tx,
-    `select v.id, v.user_id as "userId", pg_advisory_xact_lock(0, v.id)
-       from (select d.id, d.user_id from devices d
-              join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
-             where d.user_id = any(?::int[]) and d.push_enabled and d.push_token is not null
-             order by d.id) v`,
-    [pgIntArray(userIds)],
-  );
+  const devices = await prepared<PushDevicesRow>(tx, pushDevicesSql(userIds));
   const rows = requests
     .flatMap((request, n) =>
       devices
@@ -233,18 +155,7 @@ export async function enqueuePushes(
     .map((row, i) => ({ ...row, i }));
   if (rows.length === 0) return requests.map(() => []);
   // Only the first of a device's chain can be ready, and only if nothing of it is pending.
-  await prepared(
-    tx,
-    `insert into deliveries (id, device_id, ordering_key, kind, payload, ready)
-     select r.id, r.device_id, r.device_id, r.kind, r.payload,
-            row_number() over (partition by r.device_id order by r.i) = 1 and not exists (
-              select 1 from deliveries e
-              where coalesce(e.service_id, 0) = 0 and e.ordering_key = r.device_id and e.state = 'pending')
-     from jsonb_to_recordset(?::jsonb) as r(id uuid, device_id int, kind text, payload text, i int)
-     order by r.i`,
-    [JSON.stringify(rows)],
-    { commit },
-  );
+  await prepared(tx, insertPushesSql(rows), { commit });
   // Pushes are claimed (the claim reads the device and its push settings as they are then).
   tx.markDue();
   return requests.map((_, n) => rows.filter((row) => row.n === n).map((row) => row.id));
@@ -282,25 +193,10 @@ export async function enqueueEmails(
   if (locks.length > 0) {
     // A statement of its own, as for pushes: the insert's snapshot must show whatever a completion
     // that held a chain lock committed, or a new row could miss the promotion and wait for ever.
-    await prepared(tx, `select pg_advisory_xact_lock(0, c.key) from (select unnest(?::int[]) as key order by 1) c`, [
-      pgIntArray(locks.map(([, key]) => key)),
-    ]);
+    await prepared(tx, lockUserChainsSql(locks.map(([, key]) => key)));
     tx.chainsLocked(locks);
   }
-  const written = await prepared<{ id: string }>(
-    tx,
-    `insert into deliveries (id, user_id, ordering_key, kind, payload, ready, next_attempt_at)
-     select r.id, u.id, -u.id, 'email', r.payload,
-            not exists (select 1 from deliveries e
-                         where coalesce(e.service_id, 0) = 0 and e.ordering_key = -u.id and e.state = 'pending'),
-            now() + (?::int * interval '1 second')
-       from jsonb_to_recordset(?::jsonb) as r(id uuid, user_id int, payload text)
-       join users u on u.id = r.user_id and u.email is not null and u.email_unsubscribed_at is null
-      order by u.id
-     returning id`,
-    [notBeforeSeconds, JSON.stringify(rows)],
-    { commit },
-  );
+  const written = await prepared<InsertEmailsRow>(tx, insertEmailsSql(notBeforeSeconds, rows), { commit });
   // Not due yet: the worker's polls claim them when they are.
   return written.map((row) => row.id);
 }
@@ -314,18 +210,12 @@ export async function enqueueEmails(
 export async function enqueueTranscript(tx: Transaction, request: { userId: number; throughMessageId: number }): Promise<string> {
   const key = -request.userId;
   if (!tx.holdsChain(0, key)) {
-    await prepared(tx, `select pg_advisory_xact_lock(0, ?::int)`, [key]);
+    await prepared(tx, lockUserChainsSql([key]));
     tx.chainsLocked([[0, key]]);
   }
   const id = randomUUID();
-  await prepared(
-    tx,
-    `insert into deliveries (id, user_id, ordering_key, kind, payload, ready, next_attempt_at)
-     values (?, ?, ?, 'email', ?,
-             not exists (select 1 from deliveries e where coalesce(e.service_id, 0) = 0 and e.ordering_key = ? and e.state = 'pending'),
-             now())`,
-    [id, request.userId, key, JSON.stringify({ userId: request.userId, transcriptThrough: request.throughMessageId }), key],
-  );
+  const payload = JSON.stringify({ userId: request.userId, transcriptThrough: request.throughMessageId });
+  await prepared(tx, insertTranscriptSql({ id, userId: request.userId, key, payload }));
   tx.markDue();
   return id;
 }

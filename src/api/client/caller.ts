@@ -5,12 +5,12 @@ import DataLoader from 'dataloader';
 import type { MetadataStorage } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, DeviceSchema, UserSchema, type Account, type Device, type User } from '../../db/entities/index.ts';
-import { pgTextArray } from '../../db/pg-arrays.ts';
 import { snapshot } from '../../db/snapshots.ts';
 import { AppError, notFound } from '../../errors.ts';
 import type { CallerSnapshot } from '../../conversations/caller-snapshot.ts';
 import { verifyAuthorization, type RegisteredIdentity } from './authorization.ts';
 import { parseIdentification } from './identification.ts';
+import { readCallersSql, toCallerRows, type CallerKey, type CallerRows, type ReadCallersRow } from './sql/read-callers.ts';
 
 export interface ClientCaller {
   account: Readonly<Account>;
@@ -34,10 +34,6 @@ function checkOrigin(account: Account, origin: string | undefined): void {
   if (!allowed.includes(origin.toLowerCase())) throw new AppError(403, 'origin_not_allowed');
 }
 
-type Snapshot = Record<'account' | 'device' | 'user', Record<string, unknown> | null>;
-/** Without a cache, DataLoader needs no string keys: each load is one row of the batch. */
-type CallerKey = { accountIdentification: string; deviceId: string };
-
 /**
  * Every Client API call and every socket event starts here: the account, the device and its
  * user, read in one statement. Calls arriving in the same turn of the event loop share that
@@ -45,7 +41,8 @@ type CallerKey = { accountIdentification: string; deviceId: string };
  * are snapshots (see db/snapshots.ts).
  */
 export class ClientCallers {
-  private readonly loader: DataLoader<CallerKey, Snapshot | null>;
+  /** Without a cache, DataLoader needs no string keys: each load is one row of the batch. */
+  private readonly loader: DataLoader<CallerKey, CallerRows | null>;
   private readonly metadata: MetadataStorage;
   /** Raw statements only (prepared.ts): no entity manager of its own (and no unit of work) per read. */
   private readonly root: EntityManager;
@@ -80,18 +77,8 @@ export class ClientCallers {
     return { account, deviceId, identity, registered };
   }
 
-  private async read(keys: readonly CallerKey[]): Promise<Array<Snapshot | null>> {
-    const rows = await prepared<Snapshot & { n: number }>(
-      this.root,
-      `select k.n, row_to_json(a) as account, row_to_json(d) as device, row_to_json(u) as "user"
-         from unnest(?::text[], ?::text[]) with ordinality as k(account_identification, device_id, n)
-         join accounts a on a.identification = k.account_identification
-         left join devices d on d.account_id = a.id and d.unique_app_device_id = k.device_id
-         left join users u on u.id = d.user_id`,
-      [pgTextArray(keys.map((k) => k.accountIdentification)), pgTextArray(keys.map((k) => k.deviceId))],
-    );
-    const found = new Map(rows.map((row) => [Number(row.n), row]));
-    return keys.map((_, i) => found.get(i + 1) ?? null);
+  private async read(keys: readonly CallerKey[]): Promise<Array<CallerRows | null>> {
+    return toCallerRows(keys.length, await prepared<ReadCallersRow>(this.root, readCallersSql(keys)));
   }
 }
 

@@ -7,16 +7,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, ServiceSchema, type Account, type Service, type User } from '../../db/entities/index.ts';
 import { refuseMerged } from '../../conversations/users.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
-import { pgTextArray } from '../../db/pg-arrays.ts';
 import { snapshot } from '../../db/snapshots.ts';
 import { sha256Hex } from '../../security/random.ts';
+import { readKeysSql, toKeyRows, type KeyRows, type ReadKeysRow } from './sql/read-keys.ts';
 
 export interface ServiceCaller {
   service: Service;
   account: Account;
 }
-
-type KeyRow = Record<'service' | 'account', Record<string, unknown>>;
 
 /**
  * How long a node trusts a key it has read. What the Service API depends on changing (a key
@@ -40,7 +38,7 @@ interface Held {
  * and account are snapshots (see db/snapshots.ts).
  */
 export class ServiceCallers {
-  private readonly loader: DataLoader<string, KeyRow | null>;
+  private readonly loader: DataLoader<string, KeyRows | null>;
   private readonly held = new Map<string, Held>();
   /** Raised by every drop: a read begun before it does not refill the cache with what it read. */
   private generation = 0;
@@ -48,16 +46,7 @@ export class ServiceCallers {
   constructor(private readonly root: EntityManager) {
     this.loader = new DataLoader(
       async (hashes) => {
-        const rows = await prepared<KeyRow & { n: number }>(
-          root,
-          `select k.n, row_to_json(s) as service, row_to_json(a) as account
-           from unnest(?::text[]) with ordinality as k(key_hash, n)
-           join service_api_keys x on x.key_hash = k.key_hash and x.revoked_at is null
-           join services s on s.id = x.service_id join accounts a on a.id = s.account_id`,
-          [pgTextArray(hashes)],
-        );
-        const found = new Map(rows.map((row) => [Number(row.n), row]));
-        return hashes.map((_, i) => found.get(i + 1) ?? null);
+        return toKeyRows(hashes.length, await prepared<ReadKeysRow>(root, readKeysSql(hashes)));
       },
       // The loader keeps nothing itself (the cache above does, with its drops), and waits
       // past the I/O callbacks of this turn, as the Client API's callers (client/caller.ts).
