@@ -256,7 +256,7 @@ function messageOf(row: MessageRow, id: number, userId: number, createdAt: Date)
 }
 
 export interface UserMessage {
-  account: Account;
+  account: Pick<Account, 'id' | 'identification'>;
   user: Pick<User, 'id'>;
   input: UserMessageInput;
 }
@@ -299,7 +299,7 @@ export async function recordUserMessages(
       const message = messageOf(row, ids[i] as number, user.id, createdAt);
       return {
         kind: 'message' as const,
-        payload: messagePayload(message, messages[i]?.account as Account, user),
+        payload: messagePayload(message, messages[i]?.account as UserMessage['account'], user),
         recipients: [user.ownerServiceId],
         standby: standby.get(user.id),
         orderingKey: user.id,
