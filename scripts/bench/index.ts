@@ -46,7 +46,7 @@ const { values } = parseArgs({
 });
 const number = (name: keyof typeof values) => Number(values[name]);
 
-type CapacityGrowth = { from: number; to: number; rss_bytes: number; heap_bytes?: number };
+type CapacityGrowth = { from: number; to: number; rss_bytes: number; heap_bytes?: number; rss_after_gc_bytes?: number };
 let capacityGrowth: CapacityGrowth[] = [];
 
 interface Shared {
@@ -126,6 +126,7 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       value: first.rss_bytes,
       unit: `bytes RSS per busy conversation (${first.from} → ${first.to})`,
       heap_bytes: first.heap_bytes,
+      rss_after_gc_bytes: first.rss_after_gc_bytes,
       later: more,
     });
   },
