@@ -286,10 +286,11 @@ export async function recordUserMessages(
   }));
   const { target, ids } = await lockForMessages(em, rows);
   const createdAt = new Date();
-  // Judged under the locks, against the owners as locked (docs/decisions/switchboard.md).
+  // Judged under the locks, against the owners as locked (docs/decisions/switchboard.md); a
+  // batch whose accounts have no standby Service (the lock statement said) needs no statement.
   const standby = await standbyServices(
     em,
-    target.map((user) => user.id),
+    target.flatMap((user) => (user.standbyListens === false ? [] : [user.id])),
   );
   // The payloads as the messages will be written: with their ids, and their live users as locked.
   const deliveries = await deliveriesCte(

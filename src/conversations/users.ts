@@ -74,6 +74,11 @@ export interface LockedUser extends Pick<User, 'id' | 'accountId' | 'ownerServic
   pushDevices?: boolean;
   /** Whether answers can be emailed to the user: an address, not unsubscribed (read with pushDevices). */
   emailable?: boolean;
+  /**
+   * Whether a Service of the user's account listens on standby at all (read with the message
+   * ids: lockUsersForMessages); when none does, the writer spends no statement on standby.ts.
+   */
+  standbyListens?: boolean;
 }
 
 interface UserRow {
@@ -85,6 +90,7 @@ interface UserRow {
   merged_into_user_id: number | null;
   push_devices?: boolean;
   emailable?: boolean;
+  standby_listens?: boolean;
 }
 
 /**
@@ -133,11 +139,17 @@ async function lock(
   // Sorting needs every row, so every row lock is taken before the first chain lock, and
   // PostgreSQL evaluates a volatile function of the select list after the sort. The ids are
   // drawn once the count over every locked row is known, that is once every row lock is held.
+  // With the ids, whether the account has a standby Service at all (the partial index on them: one
+  // probe per user). Which ones hear the message (standby.ts) depends on the owner and on the
+  // owners the conversation had, so it is judged by a statement of its own, after the locks;
+  // whether any listens does not depend on the user, and a Service switched to standby just now
+  // is no different from one switched a moment later.
   const reserved =
     messageIds > 0
       ? `, (select array_agg(i.id order by i.id) from (
              select nextval(pg_get_serial_sequence('messages', 'id')) as id
-             from generate_series(1, ?::int) where (select count(*) from locked) >= 0) i) as message_ids`
+             from generate_series(1, ?::int) where (select count(*) from locked) >= 0) i) as message_ids,
+           exists (select 1 from services s where s.account_id = locked.account_id and s.standby <> 'none') as standby_listens`
       : '';
   const sql = ownerChains
     ? `with locked as materialized (select ${columns} from users where id = any(?::int[]) order by id for update)
@@ -159,6 +171,7 @@ async function lock(
         mergedIntoUserId: r.merged_into_user_id,
         ...(r.push_devices === undefined ? {} : { pushDevices: r.push_devices }),
         ...(r.emailable === undefined ? {} : { emailable: r.emailable }),
+        ...(r.standby_listens === undefined ? {} : { standbyListens: r.standby_listens }),
       },
     ]),
   );
