@@ -7,9 +7,16 @@ import { sharedServer } from './support/server.ts';
 interface Layer {
   path: string;
   methods: string[];
+  stack: Array<{ name: string }>;
 }
 
-type Document = { openapi: string; paths: Record<string, Record<string, { parameters: Array<{ name: string; in: string }> }>> };
+type Document = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { parameters: Array<{ name: string; in: string }>; responses: Record<string, { headers?: object }> }>
+  >;
+};
 
 describe('OpenAPI document', () => {
   it('is served at /openapi.json and matches the routers route for route', async () => {
@@ -48,6 +55,28 @@ describe('OpenAPI document', () => {
       for (const [method, operation] of Object.entries(item)) {
         const declared = operation.parameters.filter((p) => p.in === 'path').map((p) => p.name);
         expect(declared, `${method} ${path}`).to.have.members(names);
+      }
+    }
+  });
+
+  it('describes 503 server_busy with Retry-After on exactly the routes admission control can refuse', async () => {
+    const document = JSON.parse((await client(sharedServer().url).get('/openapi.json')).text) as Document;
+    const admitted = new Set<string>();
+    for (const router of routers(sharedServer().deps)) {
+      for (const layer of (router as unknown as { stack: Layer[] }).stack) {
+        // limitWrites() (http/middleware/rate-limit.ts) takes the admission.
+        if (!layer.stack.some((middleware) => middleware.name === 'admittedWrite')) continue;
+        for (const method of layer.methods) admitted.add(`${method.toLowerCase()} ${layer.path.replace(/:(\w+)/g, '{$1}')}`);
+      }
+    }
+    const busy = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, operation]) => (operation.responses['503'] ? [`${method} ${path}`] : [])),
+    );
+    expect(admitted.size).to.be.greaterThan(7);
+    expect(busy).to.have.members([...admitted]);
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (operation.responses['503']) expect(operation.responses['503'].headers, `${method} ${path}`).to.have.property('Retry-After');
       }
     }
   });

@@ -68,6 +68,9 @@ interface StepResult {
   /** The server's live heap after a full GC, at the end of the step (with the inspector). */
   server_heap_mb?: number;
   server_heap_bytes?: number;
+  /** The server's RSS right after that GC: without the garbage of the moment the heap's reserve held. */
+  server_rss_after_gc_mb?: number;
+  server_rss_after_gc_bytes?: number;
   /** As the step ends, before that GC: the V8 heap reserved, and the memory Buffers hold outside it. */
   server_busy_heap_total_mb?: number;
   server_busy_external_mb?: number;
@@ -79,6 +82,7 @@ interface Growth {
   to: number;
   rss_bytes: number;
   heap_bytes?: number;
+  rss_after_gc_bytes?: number;
 }
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -247,8 +251,11 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       const busy = await memoryAfterGc(options.inspectPort, false);
       step.server_busy_heap_total_mb = mb(busy.heapTotal);
       step.server_busy_external_mb = mb(busy.external);
-      step.server_heap_bytes = (await memoryAfterGc(options.inspectPort)).heap;
+      const collected = await memoryAfterGc(options.inspectPort);
+      step.server_heap_bytes = collected.heap;
       step.server_heap_mb = mb(step.server_heap_bytes);
+      step.server_rss_after_gc_bytes = collected.rss;
+      step.server_rss_after_gc_mb = mb(collected.rss);
       if (options.snapshotDir) {
         await heapSnapshot(options.inspectPort, path.join(options.snapshotDir, `capacity-${step.conversations}.heapsnapshot`));
       }
@@ -261,7 +268,8 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         `RSS ${step.server_rss_mb} MB` +
         (step.server_heap_mb === undefined
           ? ''
-          : `, heap after GC ${step.server_heap_mb} MB (before: reserved ${step.server_busy_heap_total_mb} MB, external ${step.server_busy_external_mb} MB)`),
+          : `, heap after GC ${step.server_heap_mb} MB, RSS after GC ${step.server_rss_after_gc_mb} MB ` +
+            `(before: reserved ${step.server_busy_heap_total_mb} MB, external ${step.server_busy_external_mb} MB)`),
     );
     return step;
   };
@@ -310,15 +318,19 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
   const growth: Growth[] = steps.slice(1).map((step, i) => {
     const prev = steps[i] as StepResult;
     const added = Math.max(step.conversations - prev.conversations, 1);
-    const heap =
-      step.server_heap_bytes !== undefined && prev.server_heap_bytes !== undefined
-        ? { heap_bytes: Math.round((step.server_heap_bytes - prev.server_heap_bytes) / added) }
-        : {};
+    const perAdded = (key: 'server_heap_bytes' | 'server_rss_after_gc_bytes') => {
+      const [now, before] = [step[key], prev[key]];
+      return now === undefined || before === undefined ? undefined : Math.round((now - before) / added);
+    };
+    const [heapBytes, rssAfterGcBytes] = [perAdded('server_heap_bytes'), perAdded('server_rss_after_gc_bytes')];
+    const heap = heapBytes === undefined ? {} : { heap_bytes: heapBytes };
+    const afterGc = rssAfterGcBytes === undefined ? {} : { rss_after_gc_bytes: rssAfterGcBytes };
     return {
       from: prev.conversations,
       to: step.conversations,
       rss_bytes: Math.round((step.server_rss_bytes - prev.server_rss_bytes) / added),
       ...heap,
+      ...afterGc,
     };
   });
   return {

@@ -60,7 +60,7 @@ const { values } = parseArgs({
 });
 const number = (name: keyof typeof values) => Number(values[name]);
 
-type CapacityGrowth = { from: number; to: number; rss_bytes: number; heap_bytes?: number };
+type CapacityGrowth = { from: number; to: number; rss_bytes: number; heap_bytes?: number; rss_after_gc_bytes?: number };
 let capacityGrowth: CapacityGrowth[] = [];
 
 interface Shared {
@@ -168,6 +168,7 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       value: first.rss_bytes,
       unit: `bytes RSS per busy conversation (${first.from} → ${first.to})`,
       heap_bytes: first.heap_bytes,
+      rss_after_gc_bytes: first.rss_after_gc_bytes,
       later: more,
     });
   },

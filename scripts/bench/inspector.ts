@@ -87,3 +87,32 @@ export async function heapSnapshot(port: number, file: string): Promise<void> {
     await new Promise((resolve) => out.end(resolve));
   }
 }
+
+/** A node of a sampled allocation profile: bytes allocated by a function, and by what it called. */
+export interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/**
+ * What the process allocates over `seconds`, garbage included (the objects collected since
+ * are kept in the profile), sampled every `interval` bytes: where the garbage of the moment,
+ * which sizes the V8 heap's reserve, comes from.
+ */
+export async function sampleAllocations(port: number, seconds: number, interval = 16_384): Promise<AllocationNode> {
+  const { call, close } = await session(port);
+  try {
+    await call('HeapProfiler.enable');
+    await call('HeapProfiler.startSampling', {
+      samplingInterval: interval,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    const { profile } = (await call('HeapProfiler.stopSampling')) as { profile: { head: AllocationNode } };
+    return profile.head;
+  } finally {
+    close();
+  }
+}

@@ -13,7 +13,12 @@ import { eventPayload, type EventName } from '../presenters/webhook-payloads.ts'
  * The event to the owner and the standby Services; when the owner is the team inbox (no webhook),
  * a notice only the dashboard hears.
  */
-export async function sendEvent(em: EntityManager, account: Account, user: User, name: EventName): Promise<void> {
+export async function sendEvent(
+  em: EntityManager,
+  account: Pick<Account, 'id' | 'identification'>,
+  user: Pick<User, 'id' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'>,
+  name: EventName,
+): Promise<void> {
   await transaction(em, async (tx) => {
     const owner = await tx.em.findOne(ServiceSchema, { id: user.ownerServiceId }, { fields: ['kind'] });
     // The inbox has no webhook (the outbox writes it nothing): the dashboard hears of it instead.

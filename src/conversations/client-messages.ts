@@ -23,10 +23,10 @@ export interface ClientMessageInput {
 }
 
 export interface ClientMessage {
-  account: Account;
-  user: User;
+  account: Pick<Account, 'id' | 'identification'>;
+  user: Pick<User, 'id'>;
   /** Null for a reply by email (email/inbound.ts): its client id is then the user's, not a device's. */
-  device: Device | null;
+  device: Pick<Device, 'id'> | null;
   input: ClientMessageInput;
 }
 

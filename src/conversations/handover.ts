@@ -316,6 +316,13 @@ export const EXPIRED_OFFERS_PER_SWEEP = 100;
  * itself, silently. Returns how many offers ended.
  */
 export async function expireOffers(em: EntityManager): Promise<number> {
+  // Every node asks every second, and nothing is due almost always: that answer costs one
+  // statement on the partial index, not a transaction (a third of the CPU, one round trip of two).
+  const due = await em.getConnection().execute<Array<{ due: boolean }>>(
+    `select exists (select 1 from conversation_handovers
+                       where pending_service_id is not null and offer_expiry_told_at is null and offer_expires_at <= now()) as due`,
+  );
+  if (!due[0]?.due) return 0;
   return transaction(em, async (t) => {
     const rows = await t.em.getConnection().execute<
       Array<{

@@ -190,7 +190,7 @@ function messageOf(row: MessageRow, id: number, userId: number, createdAt: Date)
 }
 
 export interface UserMessage {
-  account: Account;
+  account: Pick<Account, 'id' | 'identification'>;
   user: Pick<User, 'id'>;
   input: UserMessageInput;
 }
@@ -220,10 +220,11 @@ export async function recordUserMessages(
   }));
   const { target, ids } = await lockForMessages(em, rows);
   const createdAt = new Date();
-  // Judged under the locks, against the owners as locked (docs/decisions/switchboard.md).
+  // Judged under the locks, against the owners as locked (docs/decisions/switchboard.md); a
+  // batch whose accounts have no standby Service (the lock statement said) needs no statement.
   const standby = await standbyServices(
     em,
-    target.map((user) => user.id),
+    target.flatMap((user) => (user.standbyListens === false ? [] : [user.id])),
   );
   // The payloads as the messages will be written: with their ids, and their live users as locked.
   const deliveries = await deliveriesCte(
@@ -233,7 +234,7 @@ export async function recordUserMessages(
       const message = messageOf(row, ids[i] as number, user.id, createdAt);
       return {
         kind: 'message' as const,
-        payload: messagePayload(message, messages[i]?.account as Account, user),
+        payload: messagePayload(message, messages[i]?.account as UserMessage['account'], user),
         recipients: [user.ownerServiceId],
         standby: standby.get(user.id),
         orderingKey: user.id,

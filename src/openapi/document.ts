@@ -37,6 +37,21 @@ const SECURITY: Record<Api, Json[]> = {
   service: [{ serviceKey: [] }],
 };
 
+/**
+ * The Client API's writes, every one behind limitWrites() (http/admission.ts), as the OpenAPI
+ * test checks against the routers: each may be refused 503 server_busy when the node is full.
+ */
+const admitted = (operation: Operation) => operation.api === 'client' && operation.method !== 'get';
+
+const ENVELOPE = { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } };
+
+const SERVER_BUSY = {
+  description:
+    'server_busy: the node has too many client writes in progress. Nothing was written or counted; send the same request again after Retry-After seconds (the error data carries retryAfter too).',
+  headers: { 'Retry-After': { description: 'Seconds to wait before sending again', schema: { type: 'integer', minimum: 1 } } },
+  content: ENVELOPE,
+};
+
 function describe(operation: Operation): Json {
   const status = String(operation.status ?? 200);
   const body = operation.body
@@ -67,11 +82,9 @@ function describe(operation: Operation): Json {
           ? { description: 'A redirect (Location)' }
           : operation.produces
             ? { description: 'Success', content: { [operation.produces]: { schema: { type: 'string' } } } }
-            : { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
-      default: {
-        description: 'An error, in the same envelope',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } },
-      },
+            : { description: 'Success', content: ENVELOPE },
+      ...(admitted(operation) ? { 503: SERVER_BUSY } : {}),
+      default: { description: 'An error, in the same envelope', content: ENVELOPE },
     },
   };
 }

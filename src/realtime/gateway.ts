@@ -30,6 +30,9 @@ const NOTICE = 'palaver:notice';
 /** The Engine.IO connection under a socket: what the handshake's address was read from. */
 type EngineConnection = ClientSocket['conn'];
 
+/** What a connected socket's handshake keeps of its headers and auth: nothing, shared by all. */
+const RELEASED: Record<string, never> = Object.freeze({});
+
 /** The longest delay setTimeout keeps (about 24.8 days); a later validUntil re-arms on the way. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -313,6 +316,11 @@ export class Gateway {
     // The handshake (with its headers) is read; the HTTP request it came in on need not stay
     // in memory for the socket's whole life (Socket.IO's "Memory usage" advice).
     (socket.conn as { request: unknown }).request = null;
+    // Nor the handshake's headers (every header of the upgrade request, which Socket.IO keeps
+    // in the handshake after its request is gone) and auth: authenticate() copied what the
+    // socket uses into socket.data.
+    socket.handshake.headers = RELEASED;
+    socket.handshake.auth = RELEASED;
     this.join(socket, socket.data.userId);
     // Catch-up before live messages: the feed reads what came after lastMessageId first.
     void socket.data.feed.pull();

@@ -1,7 +1,7 @@
 // The Socket.IO event maps, both ways: what the gateway sends and what a client may send.
 import type { Socket } from 'socket.io';
 import type { CallerHeaders } from '../api/client/caller.ts';
-import type { CallerSnapshot } from '../conversations/caller-snapshot.ts';
+import type { ConversationKeys } from '../conversations/caller-snapshot.ts';
 import type { Envelope } from '../presenters/envelope.ts';
 import type { SocketFeed } from './feed.ts';
 import type { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
@@ -42,10 +42,10 @@ export interface SocketData {
   headers: CallerHeaders;
   /**
    * The caller as its first event identified it, until a notice drops it (socket-events.ts):
-   * plain snapshots, never ORM entities, which would keep their EntityManager alive. Idle
-   * sockets that never send hold none.
+   * the few fields its events use (ConversationKeys), copied out of the snapshots, never ORM
+   * entities, which would keep their EntityManager alive. Idle sockets that never send hold none.
    */
-  caller: { conversation: CallerSnapshot; until: number } | undefined;
+  caller: { conversation: ConversationKeys; until: number } | undefined;
   /** Counts the drops of `caller`, so a read that a drop overtook is not kept. */
   callerEpoch: number;
   /** The handshake's Referer: a message's requestUrl when its body names no page, as over REST. */

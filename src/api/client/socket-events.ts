@@ -3,6 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { openConversation, type ClientCallers } from './caller.ts';
+import { conversationKeys } from '../../conversations/caller-snapshot.ts';
 import type { ClientMessageWriter } from '../../conversations/client-messages.ts';
 import type { TypingTimeouts } from '../../conversations/client-events.ts';
 import { messageBody } from '../../commands/client/input.ts';
@@ -51,7 +52,7 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
     const { caller: kept, callerEpoch } = socket.data;
     if (kept && kept.until > now) return kept.conversation;
     const caller = await deps.callers.identify(socket.data.headers);
-    const conversation = openConversation(caller);
+    const conversation = conversationKeys(openConversation(caller));
     const validUntil = caller.identity?.validUntil;
     const until = Math.min(now + CALLER_TTL_MS, validUntil === undefined ? Infinity : validUntil * 1000);
     // A notice that dropped the caller while it was being read (a merge) wins: kept for the next event only if none came.

@@ -1,13 +1,13 @@
 // startTyping, stopTyping and chatOpened, the same for REST (POST /services/event/{name}) and
 // sockets: the Event payload to the owner Service, and the server's own stopTyping timer.
 import { sendEvent, type TypingTimeouts } from '../../conversations/client-events.ts';
-import type { CallerSnapshot } from '../../conversations/caller-snapshot.ts';
+import type { ConversationKeys } from '../../conversations/caller-snapshot.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EventName } from '../../presenters/webhook-payloads.ts';
 
 export async function sendClientEvent(
   deps: { em: () => EntityManager; typing: TypingTimeouts },
-  conversation: CallerSnapshot,
+  conversation: ConversationKeys,
   name: EventName,
 ): Promise<void> {
   const { account, user } = conversation;

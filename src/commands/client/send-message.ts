@@ -2,13 +2,13 @@
 // validated body, the caller's conversation and the page the client is on in, the written
 // message out (its notice to sockets goes out with the commit, see conversations/notices.ts).
 import type { ClientMessageWriter } from '../../conversations/client-messages.ts';
-import type { CallerSnapshot } from '../../conversations/caller-snapshot.ts';
+import type { ConversationKeys } from '../../conversations/caller-snapshot.ts';
 import type { Message } from '../../db/entities/index.ts';
 import { pageAddress, type MessageBody } from './input.ts';
 
 export async function sendClientMessage(
   writer: ClientMessageWriter,
-  conversation: CallerSnapshot,
+  conversation: ConversationKeys,
   body: MessageBody,
   refererHeader: string | undefined,
 ): Promise<Message> {

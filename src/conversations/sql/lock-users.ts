@@ -1,7 +1,10 @@
 // Users locked in id order (users.ts), so two writers never wait on each other in a cycle; with
 // the owners' delivery chain locks taken after every row lock (sorting needs every row, and
 // PostgreSQL evaluates a volatile function of the select list after the sort), and `messageIds`
-// message ids drawn once every row lock is held, so a conversation's ids grow in commit order.
+// message ids drawn once every row lock is held, so a conversation's ids grow in commit order;
+// with the ids, whether the account has a standby Service at all (the partial index on them: one
+// probe per user). Which ones hear the message (standby.ts) depends on the owner and on the
+// owners the conversation had, so it is judged by a statement of its own, after the locks.
 import type { User } from '../../db/entities/index.ts';
 import { named, type Sql } from '../../db/named.ts';
 import { pgIntArray } from '../../db/pg-arrays.ts';
@@ -26,6 +29,7 @@ export interface LockUsersRow {
   merged_into_user_id: number | null;
   push_devices?: boolean;
   emailable?: boolean;
+  standby_listens?: boolean;
   message_ids?: Array<string | number>;
 }
 
@@ -35,6 +39,11 @@ export interface LockedUser extends Pick<User, 'id' | 'accountId' | 'ownerServic
   pushDevices?: boolean;
   /** Whether answers can be emailed to the user: an address, not unsubscribed (read with pushDevices). */
   emailable?: boolean;
+  /**
+   * Whether a Service of the user's account listens on standby at all (read with the message
+   * ids); when none does, the writer spends no statement on standby.ts.
+   */
+  standbyListens?: boolean;
 }
 
 const COLUMNS = 'id, account_id, owner_service_id, unique_identifier, additional_information, merged_into_user_id';
@@ -46,7 +55,8 @@ export function lockUsersSql({ ids, ownerChains, messageIds, pushDevices }: Lock
       messageIds > 0
         ? `, (select array_agg(i.id order by i.id) from (
                select nextval(pg_get_serial_sequence('messages', 'id')) as id
-               from generate_series(1, :messageIds::int) where (select count(*) from locked) >= 0) i) as message_ids`
+               from generate_series(1, :messageIds::int) where (select count(*) from locked) >= 0) i) as message_ids,
+             exists (select 1 from services s where s.account_id = locked.account_id and s.standby <> 'none') as standby_listens`
         : '';
     return named(
       `with locked as materialized (select ${COLUMNS} from users where id = any(:userIds::int[]) order by id for update)
@@ -77,6 +87,7 @@ export function toLockedUsers(rows: readonly LockUsersRow[]): { users: Map<numbe
         mergedIntoUserId: r.merged_into_user_id,
         ...(r.push_devices === undefined ? {} : { pushDevices: r.push_devices }),
         ...(r.emailable === undefined ? {} : { emailable: r.emailable }),
+        ...(r.standby_listens === undefined ? {} : { standbyListens: r.standby_listens }),
       },
     ]),
   );
