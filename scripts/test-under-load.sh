@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The suite beside a CPU hog: one busy loop per core (nproc) for as long as the suite runs, at the
-# suite's own priority. The target is zero failures (CONTRIBUTING.md, "Speed and load"): a test
-# that fails here depends on how fast the machine is. Arguments go to `npm test` (say
-# `-- --grep delivery`); the exit code is the suite's.
+# suite's own priority, so that the suite's parallel workers (.mocharc.json, two) get about half
+# the machine. The target is zero failures (CONTRIBUTING.md, "Speed and load"): a test that fails
+# here depends on how fast the machine is. Arguments go to `npm test` (say `-- --grep delivery`);
+# the exit code is the suite's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

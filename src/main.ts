@@ -19,28 +19,37 @@ const { DatabaseUnreachableError } = await import('./db/orm.ts');
 const { PortInUseError, startServer } = await import('./server.ts');
 const { demoBanner } = await import('./setup/bootstrap.ts');
 
-try {
-  const server = await startServer(config, logger);
-  if (server.demo) process.stdout.write(`${demoBanner(server.demo, server.url, config.dataDir)}\n`);
-
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting at once');
+// The handlers are there before the server is, so that no signal falls in the moment between the
+// start's last line (the demo banner) and their installation, where Node's default would end the
+// process without closing the server. A signal before the server is up ends the start at once, as
+// the default would.
+let server: Awaited<ReturnType<typeof startServer>> | undefined;
+let stopping = false;
+const stop = (signal: NodeJS.Signals) => {
+  if (!server) {
+    logger.warn({ signal }, 'signal during start: exiting at once');
+    process.exit(1);
+  }
+  if (stopping) {
+    logger.warn({ signal }, 'second signal: exiting at once');
+    process.exit(1);
+  }
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  server.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      logger.error({ err }, 'shutdown failed');
       process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+    },
+  );
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+
+try {
+  server = await startServer(config, logger);
+  if (server.demo) process.stdout.write(`${demoBanner(server.demo, server.url, config.dataDir)}\n`);
 } catch (err) {
   if (err instanceof DataDirInUseError || err instanceof PortInUseError || err instanceof DatabaseUnreachableError) {
     logger.fatal(err.message);

@@ -169,6 +169,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       em,
       logger,
       redis,
+      redisNamespace: namespace,
       typing,
       admission,
       writeLimiter,

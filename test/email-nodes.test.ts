@@ -7,7 +7,7 @@ import { createTestDatabase, mode, type TestDatabase } from './support/database.
 import type { AccountData } from './support/factories.ts';
 import { client } from './support/http.ts';
 import { nodeEnv, startProcess, type ServerProcess } from './support/process.ts';
-import { TestRedis } from './support/redis.ts';
+import { freePort, TestRedis } from './support/redis.ts';
 import { SmtpStandIn } from './support/smtp.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { Widget } from './support/widget.ts';
@@ -26,7 +26,7 @@ const runs = mode === 'postgresql';
 
     before(async () => {
       database = await createTestDatabase('email_nodes');
-      redis = new TestRedis(6398);
+      redis = new TestRedis(await freePort());
       await redis.start();
       smtp = await SmtpStandIn.start();
       const env = {

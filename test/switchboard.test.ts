@@ -9,7 +9,7 @@ import { createTestDatabase, mode, type TestDatabase } from './support/database.
 import { client } from './support/http.ts';
 import { expectOutbox, outboxRows } from './support/outbox.ts';
 import { nodeEnv, startProcess, type ServerProcess } from './support/process.ts';
-import { TestRedis } from './support/redis.ts';
+import { freePort, TestRedis } from './support/redis.ts';
 import { sharedServer } from './support/server.ts';
 import { nodesCluster, ref, sharedCluster, Switchboard, type Cluster, type Party } from './support/switchboard.ts';
 
@@ -342,7 +342,7 @@ const runsOnNodes = mode === 'postgresql';
 
     before(async () => {
       database = await createTestDatabase('switchboard_nodes');
-      redis = new TestRedis(6397);
+      redis = new TestRedis(await freePort());
       await redis.start();
       const env = {
         ...nodeEnv(database, redis.url, ADMIN),

@@ -65,6 +65,13 @@ export interface GatewayDeps extends ClientEventDeps {
   em: () => EntityManager;
   logger: Logger;
   redis: Redis | undefined;
+  /**
+   * The database's namespace in Redis (limitsNamespace): the adapter's channels carry it, so that
+   * nodes of another database sharing the Redis (another deployment, a test database) never get
+   * this database's notices or answer its presence questions; ids mean something only within one
+   * database.
+   */
+  redisNamespace: string;
   /** Whose X-Forwarded-For is believed, for the handshake's client address. */
   trustedProxies: TrustedProxies;
   /** Open sockets per client address on this node; more handshakes are refused (429 too_many_connections). */
@@ -148,7 +155,7 @@ export class Gateway {
           }),
       });
       this.adapterClients.push(pub, sub);
-      io.adapter(tolerantAdapter(createAdapter(pub, sub), this.deps.logger));
+      io.adapter(tolerantAdapter(createAdapter(pub, sub, { key: `socket.io#${this.deps.redisNamespace}` }), this.deps.logger));
     }
     io.use((socket, next) => {
       const client = socket as ClientSocket;

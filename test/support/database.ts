@@ -1,11 +1,17 @@
 // Where a test run keeps its data: a fresh temporary directory for the embedded database,
-// or, with TEST_DATABASE_URL, a fresh database on that PostgreSQL server, dropped at the end.
+// or, with TEST_DATABASE_URL, a fresh database on that PostgreSQL server.
 //
-// A fresh database starts as a copy of one template migrated once per test process: creating an
-// embedded database from nothing (PGlite's initdb) costs about 5 CPU seconds, copying a migrated
-// one a tenth of that; on PostgreSQL `create database … template …` skips running the migrations
-// again. Tests of what a first start does on nothing ask for an empty database.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+// A fresh database starts as a copy of one template migrated once per run, before any test file
+// loads (hooks.ts, mochaGlobalSetup): creating an embedded database from nothing (PGlite's initdb)
+// costs about 5 CPU seconds, copying a migrated one a tenth of that; on PostgreSQL
+// `create database … template …` skips running the migrations again. Tests of what a first start
+// does on nothing ask for an empty database.
+//
+// Everything a run makes carries the run's name, handed to mocha's parallel workers in the
+// environment: directories live under one run directory, PostgreSQL databases are named
+// palaver_<run>_…, so that workers never collide (names also carry the process id) and the end of
+// the run (removeRun) removes what a worker left behind, its shared server's database included.
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -23,8 +29,24 @@ export interface TestDatabase {
 export const serverUrl = process.env.TEST_DATABASE_URL || undefined;
 export const mode = serverUrl ? 'postgresql' : 'embedded';
 
+const RUN_ENV = 'PALAVER_TEST_RUN';
+const TEMPLATE_ENV = 'PALAVER_TEST_TEMPLATE';
+
+interface Run {
+  /** Lower-case letters and digits: part of every database name. */
+  name: string;
+  /** Every directory of the run is made under this one. */
+  dir: string;
+}
+
+function currentRun(): Run {
+  const name = process.env[RUN_ENV];
+  if (!name) throw new Error('no test run is set up (test/support/hooks.ts, mochaGlobalSetup, is not loaded)');
+  return { name, dir: path.join(tmpdir(), `palaver-run-${name}`) };
+}
+
 export function tempDir(label: string): string {
-  return mkdtempSync(path.join(tmpdir(), `palaver-${label}-`));
+  return mkdtempSync(path.join(currentRun().dir, `${label}-`));
 }
 
 async function adminQuery(sql: string): Promise<void> {
@@ -44,48 +66,55 @@ function urlOf(name: string): string {
 }
 
 let counter = 0;
-const uniqueName = (label: string) => `palaver_${label}_${process.pid}_${Date.now().toString(36)}_${counter++}`.toLowerCase();
+const uniqueName = (label: string) => `palaver_${currentRun().name}_${label}_${process.pid}_${counter++}`.toLowerCase();
 
-interface Template {
-  /** Embedded: the migrated PGlite directory to copy. PostgreSQL: the template database's name. */
-  source: string;
-  remove(): Promise<void>;
+/**
+ * Starts a run (the global setup, once, before mocha starts its workers): the run directory and
+ * the template, migrated with the code as it is now. Embedded: the template is a migrated PGlite
+ * directory to copy; PostgreSQL: a database to copy.
+ */
+export async function startRun(): Promise<void> {
+  process.env[RUN_ENV] = `${process.pid}${Date.now().toString(36)}`;
+  mkdirSync(currentRun().dir, { recursive: true });
+  const logger = createLogger({ logLevel: 'silent' });
+  const dataDir = tempDir('template');
+  const name = serverUrl ? uniqueName('template') : '';
+  if (serverUrl) await adminQuery(`create database "${name}"`);
+  const db = await openDatabase({ databaseUrl: serverUrl ? urlOf(name) : undefined, dataDir }, logger);
+  try {
+    await migrate(db, logger);
+  } finally {
+    // Closed before any copy: PGlite checkpoints on a clean close, and PostgreSQL copies only a
+    // template nobody is connected to.
+    await db.close();
+  }
+  process.env[TEMPLATE_ENV] = serverUrl ? name : path.join(dataDir, 'pglite');
 }
 
-let template: Promise<Template> | undefined;
-
-/** Migrates the template the first time a test asks for a database, with the code as it is now. */
-function migratedTemplate(): Promise<Template> {
-  template ??= (async () => {
-    const logger = createLogger({ logLevel: 'silent' });
-    const dataDir = tempDir('template');
-    const name = serverUrl ? uniqueName('template') : '';
-    if (serverUrl) await adminQuery(`create database "${name}"`);
-    const db = await openDatabase({ databaseUrl: serverUrl ? urlOf(name) : undefined, dataDir }, logger);
+/** Ends the run (the global teardown): every database and directory it made, whoever made it. */
+export async function removeRun(): Promise<void> {
+  const run = currentRun();
+  if (serverUrl) {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
     try {
-      await migrate(db, logger);
+      const made = await client.query<{ datname: string }>('select datname from pg_database where datname like $1', [
+        `palaver\\_${run.name}\\_%`,
+      ]);
+      for (const { datname } of made.rows) await client.query(`drop database if exists "${datname}" with (force)`);
     } finally {
-      // Closed before any copy: PGlite checkpoints on a clean close, and PostgreSQL copies only a
-      // template nobody is connected to.
-      await db.close();
+      await client.end();
     }
-    if (serverUrl) {
-      rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
-      return { source: name, remove: () => adminQuery(`drop database if exists "${name}" with (force)`) };
-    }
-    return {
-      source: path.join(dataDir, 'pglite'),
-      remove: () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 })),
-    };
-  })();
-  return template;
+  }
+  rmSync(run.dir, { recursive: true, force: true, maxRetries: 5 });
+  delete process.env[RUN_ENV];
+  delete process.env[TEMPLATE_ENV];
 }
 
-/** Removes this process's template (the root hook's afterAll). */
-export async function dropTemplate(): Promise<void> {
-  const made = template;
-  template = undefined;
-  if (made) await (await made).remove();
+function template(): string {
+  const source = process.env[TEMPLATE_ENV];
+  if (!source) throw new Error('no template database (test/support/hooks.ts, mochaGlobalSetup, is not loaded)');
+  return source;
 }
 
 /**
@@ -93,15 +122,15 @@ export async function dropTemplate(): Promise<void> {
  * start; otherwise migrated, as a started server leaves it before bootstrap (no operators).
  */
 export async function createTestDatabase(label = 'test', options: { empty?: boolean } = {}): Promise<TestDatabase> {
-  const from = options.empty ? undefined : await migratedTemplate();
+  const from = options.empty ? undefined : template();
   const dataDir = tempDir(label);
   if (!serverUrl) {
-    if (from) cpSync(from.source, path.join(dataDir, 'pglite'), { recursive: true });
+    if (from) cpSync(from, path.join(dataDir, 'pglite'), { recursive: true });
     const drop = () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 }));
     return { databaseUrl: undefined, dataDir, drop };
   }
   const name = uniqueName(label);
-  await adminQuery(from ? `create database "${name}" template "${from.source}"` : `create database "${name}"`);
+  await adminQuery(from ? `create database "${name}" template "${from}"` : `create database "${name}"`);
   return {
     databaseUrl: urlOf(name),
     dataDir,

@@ -1,6 +1,6 @@
 // Whole Palaver servers for tests, in this process, on port 0, configured as in production
-// but from config/test.json. The suite shares one (see hooks.ts); a test that needs its own
-// configuration starts another.
+// but from config/test.json. The tests of a process share one (see hooks.ts); a test that needs
+// its own configuration starts another.
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
@@ -60,7 +60,12 @@ export function setSharedServer(server: TestServer | undefined): void {
   shared = server;
 }
 
-/** The server the whole suite shares; each test makes its own account on it. */
+/** The shared server if this process started it yet. */
+export function sharedServerStarted(): TestServer | undefined {
+  return shared;
+}
+
+/** The server the tests of this process share; each test makes its own account on it. */
 export function sharedServer(): TestServer {
   if (!shared) throw new Error('the shared test server is not running (see test/support/hooks.ts)');
   return shared;
