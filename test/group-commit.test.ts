@@ -10,6 +10,7 @@ import { AccountSchema, DeliverySchema, DeviceSchema, MessageSchema, UserSchema 
 import { AppError } from '../src/errors.ts';
 import { createAccount } from './support/factories.ts';
 import { client } from './support/http.ts';
+import { outboxSettled } from './support/outbox.ts';
 import { sharedServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
@@ -31,6 +32,13 @@ async function batchesSoFar(writer: 'client' | 'agent'): Promise<{ count: number
   const metric = await sharedServer().deps.metrics.messageBatchSize.get();
   const value = (name: string) => metric.values.find((v) => v.metricName === name && v.labels.writer === writer)?.value ?? 0;
   return { count: value('palaver_message_batch_size_count'), sum: value('palaver_message_batch_size_sum') };
+}
+
+/** Each delivery's attempts so far, by its id (the webhook-id). */
+async function attemptsOf(ids: string[]): Promise<Map<string, number>> {
+  const em = sharedServer().deps.db.orm.em.fork();
+  const rows = await em.find(DeliverySchema, { id: { $in: ids } });
+  return new Map(rows.map((r) => [String(r.id), r.attempts]));
 }
 
 describe('group commit of client messages', function () {
@@ -73,7 +81,21 @@ describe('group commit of client messages', function () {
       expect(rows.map((m) => m.id)).to.deep.equal(acknowledged[d]);
     }
 
-    const received = await t.receiver.waitFor(total, 30_000);
+    // One delivery row a message, each delivered; a row sent more than once was sent again only
+    // because an attempt failed (the tests' 1 s webhook timeout can pass on a loaded machine): at
+    // most as many requests as attempts. A Service tells a retry by its webhook-id.
+    const rows = await outboxSettled(t.service.id, 30_000);
+    expect(rows.map((r) => r.state)).to.deep.equal(rows.map(() => 'delivered'));
+    expect(rows).to.have.length(total);
+    const attempts = await attemptsOf(rows.map((r) => r.id));
+    const ids = t.receiver.requests.map((r) => String(r.headers['webhook-id']));
+    expect(new Set(ids), 'requests only for the rows').to.deep.equal(new Set(rows.map((r) => r.id)));
+    for (const row of rows) {
+      const sent = ids.filter((id) => id === row.id).length;
+      expect(sent, `requests of ${row.id}, attempts ${attempts.get(row.id)}`).to.be.within(1, attempts.get(row.id)!);
+    }
+    // Every row answered: every request its attempts made has arrived. The first of each, in order.
+    const received = t.receiver.requests.filter((r, i) => ids.indexOf(String(r.headers['webhook-id'])) === i);
     expect(received).to.have.length(total);
     for (const [d, userId] of userIds.entries()) {
       const texts = received
