@@ -1,8 +1,9 @@
 // The Koa application: one chain for every request, top to bottom: client address (only
 // trusted proxies' X-Forwarded-For) → request id → access log
 // → doubled slashes collapsed → CORS (Client API) → error envelope → body parsing → ORM
-// request context → routers → unmatched (404 or 405). CORS sits outside the error envelope so that
-// errors carry its headers too, and a browser can read why a call failed.
+// request context → the routers of the path's API prefix → unmatched (404 or 405). CORS sits
+// outside the error envelope so that errors carry its headers too, and a browser can read why a
+// call failed.
 import Koa from 'koa';
 import { RequestContext } from '@mikro-orm/core';
 import type { AppDeps } from '../deps.ts';
@@ -19,6 +20,7 @@ import { clientCors } from './middleware/cors.ts';
 import { collapseSlashes } from './middleware/slashes.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { routeByPrefix } from './route-by-prefix.ts';
 import { unmatched } from './middleware/unmatched.ts';
 import type { AppContextExtras, AppRouter, AppState } from './types.ts';
 
@@ -51,7 +53,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
   // Every request gets its own identity map, so no entity leaks between requests.
   app.use((_ctx, next) => RequestContext.create(deps.db.orm.em, next));
 
-  for (const router of routers(deps)) app.use(router.routes());
+  app.use(routeByPrefix(routers(deps)));
   app.use(unmatched());
   return app;
 }
