@@ -5,7 +5,6 @@
 // outside the error envelope so that errors carry its headers too, and a browser can read why a
 // call failed.
 import Koa from 'koa';
-import { RequestContext } from '@mikro-orm/core';
 import type { AppDeps } from '../deps.ts';
 import { adminRouter } from '../api/admin/routers.ts';
 import { healthRouter } from '../api/health.ts';
@@ -20,6 +19,7 @@ import { clientCors } from './middleware/cors.ts';
 import { collapseSlashes } from './middleware/slashes.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { ormContext } from './middleware/orm-context.ts';
 import { routeByPrefix } from './route-by-prefix.ts';
 import { unmatched } from './middleware/unmatched.ts';
 import type { AppContextExtras, AppRouter, AppState } from './types.ts';
@@ -50,8 +50,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
   app.use(clientCors({ maxAgeSeconds: deps.config.client.corsMaxAgeSeconds, isClientPath: isClientApiPath }));
   app.use(errorHandler());
   app.use(jsonBody({ limit: deps.config.http.jsonLimit, isClientPath: isClientApiPath }));
-  // Every request gets its own identity map, so no entity leaks between requests.
-  app.use((_ctx, next) => RequestContext.create(deps.db.orm.em, next));
+  app.use(ormContext(deps.db.orm.em));
 
   app.use(routeByPrefix(routers(deps)));
   app.use(unmatched());
