@@ -29,7 +29,6 @@ import { createLimiter as newLimiter, limitsNamespace, type Limits } from './lim
 import { DiskMediaStorage } from './media/storage.ts';
 import { MediaSweeper } from './media/sweeper.ts';
 import { AuditSweeper } from './audit/sweeper.ts';
-import { EmbeddedVacuum } from './db/vacuum.ts';
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { Gateway } from './realtime/gateway.ts';
 import { bootstrap, type DemoSetup } from './setup/bootstrap.ts';
@@ -252,8 +251,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
     );
     auditSweeper.start();
-    const vacuum = db.embedded ? new EmbeddedVacuum(em, logger) : undefined;
-    vacuum?.start();
     logger.info({ port, embeddedDatabase: db.embedded }, `palaver listening on http://${shownHost}:${port}`);
     if (config.metrics.token === undefined && !config.metrics.open) {
       logger.warn(
@@ -277,7 +274,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await worker?.stop();
         await sweeper.stop();
         await auditSweeper.stop();
-        await vacuum?.stop();
         redis?.disconnect();
         await db.close();
         logger.info('palaver stopped');
