@@ -150,7 +150,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
           metrics,
         })
       : undefined;
-    const em = () => db.orm.em.fork();
+    // Forks of the root, not of the context of the request that happens to start a batch: that
+    // context's own fork is then never made (http/middleware/orm-context.ts).
+    const em = () => db.orm.em.fork({ disableContextResolution: true });
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const admission = new Admission(config.client.admission, () => metrics.clientWritesRefused.inc());
     metrics.clientWritesInFlight.read = () => admission.writesInFlight;

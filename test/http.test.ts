@@ -75,6 +75,12 @@ describe('HTTP basics', () => {
     expect(secondStep.headers.get('allow')).to.equal('POST');
   });
 
+  it("routes a path to its API prefix's routes whatever the prefix's case, as the routers match", async () => {
+    const answer = await api().get('/ADMINAPI/login/two-factor');
+    expect(answer.status).to.equal(405);
+    expect(answer.headers.get('allow')).to.equal('POST');
+  });
+
   it('answers malformed JSON with 400 invalid_json', async () => {
     const answer = await api().post('/adminApi/login', {
       raw: '{"email": "a@b.c", ',

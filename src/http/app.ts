@@ -1,10 +1,10 @@
 // The Koa application: one chain for every request, top to bottom: client address (only
 // trusted proxies' X-Forwarded-For) → request id → access log
 // → doubled slashes collapsed → CORS (Client API) → error envelope → body parsing → ORM
-// request context → routers → unmatched (404 or 405). CORS sits outside the error envelope so that
-// errors carry its headers too, and a browser can read why a call failed.
+// request context → the routers of the path's API prefix → unmatched (404 or 405). CORS sits
+// outside the error envelope so that errors carry its headers too, and a browser can read why a
+// call failed.
 import Koa from 'koa';
-import { RequestContext } from '@mikro-orm/core';
 import type { AppDeps } from '../deps.ts';
 import { adminRouter } from '../api/admin/routers.ts';
 import { healthRouter } from '../api/health.ts';
@@ -19,6 +19,8 @@ import { clientCors } from './middleware/cors.ts';
 import { collapseSlashes } from './middleware/slashes.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { ormContext } from './middleware/orm-context.ts';
+import { routeByPrefix } from './route-by-prefix.ts';
 import { unmatched } from './middleware/unmatched.ts';
 import type { AppContextExtras, AppRouter, AppState } from './types.ts';
 
@@ -32,25 +34,6 @@ export function routers(deps: Pick<AppDeps, 'config'>): AppRouter[] {
     ...serviceRouters(deps.config.client),
     webRouter(),
   ];
-}
-
-/**
- * A router's routes, tried only for paths under its prefix. A router matches every request
- * against each of its routes (and allocates for each: the Admin API's were a tenth of all the
- * garbage a busy node made, by allocation sampling, most of it for Client and Service API
- * requests). A prefixed router's routes cannot match a path outside its prefix, so skipping it
- * changes no answer, a 405's Allow included (ctx.matched). Case-insensitive, as its routes are.
- */
-function underPrefix(router: AppRouter): ReturnType<AppRouter['routes']> {
-  const routes = router.routes();
-  const prefix = router.opts.prefix;
-  if (!prefix) return routes;
-  const under = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:/|$)`, 'i');
-  const skipping: typeof routes = async (ctx, next) => {
-    if (under.test(ctx.path)) await routes(ctx, next);
-    else await next();
-  };
-  return Object.assign(skipping, { router: routes.router });
 }
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
@@ -67,10 +50,9 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContextExtras> {
   app.use(clientCors({ maxAgeSeconds: deps.config.client.corsMaxAgeSeconds, isClientPath: isClientApiPath }));
   app.use(errorHandler());
   app.use(jsonBody({ limit: deps.config.http.jsonLimit, isClientPath: isClientApiPath }));
-  // Every request gets its own identity map, so no entity leaks between requests.
-  app.use((_ctx, next) => RequestContext.create(deps.db.orm.em, next));
+  app.use(ormContext(deps.db.orm.em));
 
-  for (const router of routers(deps)) app.use(underPrefix(router));
+  app.use(routeByPrefix(routers(deps)));
   app.use(unmatched());
   return app;
 }
