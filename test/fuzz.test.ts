@@ -463,13 +463,7 @@ describe('fuzzing (seeded)', function () {
     await pool(jobs, CONCURRENCY, async ({ op, built }) => {
       const what = `${built.init.method} ${built.path.slice(0, 120)}`;
       try {
-        // A connection of its own for every request. Reused, a connection races its own end:
-        // the server closes an idle one after its keep-alive timeout, and one whose refused
-        // request body it did not read, while fetch's pool (its timers late on a loaded
-        // machine) may already have sent the next request on it, which then fails as "fetch
-        // failed" (other side closed) without the server ever reading it.
-        const init = { ...built.init, headers: { ...built.init.headers, connection: 'close' } };
-        const response = await fetch(new URL(built.path, url), { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+        const response = await fetch(new URL(built.path, url), { ...built.init, signal: AbortSignal.timeout(TIMEOUT_MS) });
         const text = await response.text();
         record(tally, what, response.status, text, response.headers.get('content-type') ?? '');
       } catch (err) {
