@@ -13,7 +13,7 @@ import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget } from './support/widget.ts';
 
 describe('Admin API: operations', function () {
-  this.timeout(30_000);
+  this.timeout(60_000);
   const api = () => client(sharedServer().url);
   let t: Tenant;
 

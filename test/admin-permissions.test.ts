@@ -553,7 +553,7 @@ function comparable(answer: Answer, ids: string[]): unknown {
 }
 
 describe('Admin API: permission matrix', function () {
-  this.timeout(120_000);
+  this.timeout(600_000);
   const api = () => client(sharedServer().url);
   let mine: Tenant;
   let theirs: Tenant;

@@ -2,7 +2,9 @@
 // per-device write limit.
 import { expect } from 'chai';
 import { client } from './support/http.ts';
-import { TEST_ADMIN, startTestServer } from './support/server.ts';
+import { TypingTimeouts } from '../src/conversations/client-events.ts';
+import { receivedExactly } from './support/outbox.ts';
+import { TEST_ADMIN, sharedServer, startTestServer } from './support/server.ts';
 import { tenant, type Tenant } from './support/tenant.ts';
 import { Widget, type ClientMessage } from './support/widget.ts';
 
@@ -32,13 +34,37 @@ describe('Client API: events, media and limits', function () {
   afterEach(() => t.receiver.close());
 
   describe('events', () => {
+    // The shared server's typing timeout (config/test.json) is short, so that the test of the
+    // server's own stopTyping ends soon; on a loaded machine it may also lapse between two calls of
+    // a test. The tests of what the client's own events do type against a node whose timer
+    // cannot lapse during the test: a real TypingTimeouts with an hour's timeout, in place of the
+    // node's for the test. Client API requests read it from the deps at every call.
+    let typing: TypingTimeouts;
+    const longTyping = () => {
+      const server = sharedServer();
+      const node = server.deps.typing;
+      typing = new TypingTimeouts(3_600_000, () => server.deps.db.orm.em.fork(), server.deps.logger);
+      server.deps.typing = typing;
+      return () => {
+        typing.close();
+        server.deps.typing = node;
+      };
+    };
+    /** Whether a stopTyping of the node's own is due for the user: its timer is set. */
+    const stopTypingDue = (user: number) => typing['timers'].has(user);
+
     it('delivers startTyping, stopTyping and chatOpened as Event payloads', async () => {
-      for (const name of ['startTyping', 'stopTyping', 'ChatOpened']) {
-        const answer = await widget.call('POST', `/services/event/${name}`);
-        expect(answer.status, name).to.equal(200);
-        expect(answer.body.status).to.equal('SUCCESS');
+      const restore = longTyping();
+      try {
+        for (const name of ['startTyping', 'stopTyping', 'ChatOpened']) {
+          const answer = await widget.call('POST', `/services/event/${name}`);
+          expect(answer.status, name).to.equal(200);
+          expect(answer.body.status).to.equal('SUCCESS');
+        }
+      } finally {
+        restore();
       }
-      const requests = await t.receiver.waitFor(3);
+      const requests = await receivedExactly(t.receiver, t.service.id, 3);
       expect(requests.map((r) => r.json)).to.deep.equal(
         ['startTyping', 'stopTyping', 'chatOpened'].map((name) => ({
           type: 'event',
@@ -53,17 +79,23 @@ describe('Client API: events, media and limits', function () {
 
     it('sends stopTyping itself when a client goes quiet after startTyping', async () => {
       await widget.call('POST', '/services/event/startTyping');
-      const [start, stop] = await t.receiver.waitFor(2, 5000);
-      expect((start?.json as { body: { name: string } }).body.name).to.equal('startTyping');
-      expect((stop?.json as { body: { name: string } }).body.name).to.equal('stopTyping');
+      const requests = await receivedExactly(t.receiver, t.service.id, 2);
+      expect(requests.map((r) => (r.json as { body: { name: string } }).body.name)).to.deep.equal(['startTyping', 'stopTyping']);
     });
 
     it('sends no extra stopTyping when the client sent one', async () => {
-      await widget.call('POST', '/services/event/startTyping');
-      await widget.call('POST', '/services/event/stopTyping');
-      await t.receiver.waitFor(2);
-      await new Promise((r) => setTimeout(r, 800));
-      expect(t.receiver.requests).to.have.length(2);
+      const restore = longTyping();
+      try {
+        await widget.call('POST', '/services/event/startTyping');
+        expect(stopTypingDue(userId), 'a stopTyping due after startTyping').to.equal(true);
+        await widget.call('POST', '/services/event/stopTyping');
+        // No timer, no stopTyping of the node's own: none can come, now or later.
+        expect(stopTypingDue(userId), 'a stopTyping due after the client sent one').to.equal(false);
+      } finally {
+        restore();
+      }
+      const requests = await receivedExactly(t.receiver, t.service.id, 2);
+      expect(requests.map((r) => (r.json as { body: { name: string } }).body.name)).to.deep.equal(['startTyping', 'stopTyping']);
     });
 
     it('refuses an unknown event and an unregistered device', async () => {

@@ -18,14 +18,19 @@ export async function enqueueCommitted(
   );
 }
 
-/** Polls the deliveries table until the row is in `state` (a wait with a deadline, not a timing assertion). */
-export async function waitForState(server: TestServer, id: string, state: DeliveryState, timeoutMs = 15_000): Promise<DeliveryLogEntry> {
+/**
+ * Polls the deliveries table until the row is in `state` (a wait with a deadline, not a timing
+ * assertion). The server runs in this process: the polls slow down (25 ms, doubling to 250 ms)
+ * so that a long wait leaves the delivery worker the CPU it is waiting for, and the deadline
+ * only bounds a failure, with room for a heavily loaded machine.
+ */
+export async function waitForState(server: TestServer, id: string, state: DeliveryState, timeoutMs = 45_000): Promise<DeliveryLogEntry> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  for (let pause = 25; ; pause = Math.min(pause * 2, 250)) {
     const row = await findDelivery(server.deps.db.orm.em.fork(), id);
     if (row?.state === state) return row;
     if (Date.now() > deadline) throw new Error(`delivery ${id} is ${row?.state ?? 'missing'}, not ${state}`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, pause));
   }
 }
 
