@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import type { AccountData } from './support/factories.ts';
 import { PDF, PNG } from './support/files.ts';
 import { client } from './support/http.ts';
-import { TEST_ADMIN, startTestServer, type TestServer } from './support/server.ts';
+import { TEST_ADMIN, sharedServer, startTestServer, type TestServer } from './support/server.ts';
 import { Widget } from './support/widget.ts';
 
 interface Refusal {
@@ -209,32 +209,29 @@ describe('uploads: quotas per conversation and device, bodies never held in memo
   });
 
   it('names a download after the type its bytes were kept as', async () => {
-    const server = await startTestServer();
-    try {
-      const account = await freshAccount(server);
-      const widget = await newWidget(server, account);
-      for (const [name, expected] of [
-        ['statement.html', 'statement.pdf'],
-        ['invoice.hta.', 'invoice.pdf'],
-        ['report', 'report.pdf'],
-        ['contract.PDF', 'contract.PDF'],
-      ]) {
-        const uploaded = await upload(widget, PDF, name, 'text/html');
-        expect(uploaded.status, name).to.equal(200);
-        const [row] = await server.deps.db.orm.em
-          .fork()
-          .getConnection()
-          .execute<Array<{ path: string; description: string }>>('select path, description from media where id = ?', [
-            uploaded.body.data!.media,
-          ]);
-        expect(row?.description, `${name} stored as`).to.equal(expected);
-        const file = await fetch(`${widget.baseUrl}/media/${row!.path}`, { headers: widget.headers() });
-        expect(file.status).to.equal(200);
-        expect(file.headers.get('content-type')).to.equal('application/pdf');
-        expect(file.headers.get('content-disposition'), `${name} served as`).to.equal(`attachment; filename="${expected}"`);
-      }
-    } finally {
-      await server.stop();
+    // Any server does: the test's own account, its own uploads.
+    const server = sharedServer();
+    const account = await freshAccount(server);
+    const widget = await newWidget(server, account);
+    for (const [name, expected] of [
+      ['statement.html', 'statement.pdf'],
+      ['invoice.hta.', 'invoice.pdf'],
+      ['report', 'report.pdf'],
+      ['contract.PDF', 'contract.PDF'],
+    ]) {
+      const uploaded = await upload(widget, PDF, name, 'text/html');
+      expect(uploaded.status, name).to.equal(200);
+      const [row] = await server.deps.db.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ path: string; description: string }>>('select path, description from media where id = ?', [
+          uploaded.body.data!.media,
+        ]);
+      expect(row?.description, `${name} stored as`).to.equal(expected);
+      const file = await fetch(`${widget.baseUrl}/media/${row!.path}`, { headers: widget.headers() });
+      expect(file.status).to.equal(200);
+      expect(file.headers.get('content-type')).to.equal('application/pdf');
+      expect(file.headers.get('content-disposition'), `${name} served as`).to.equal(`attachment; filename="${expected}"`);
     }
   });
 
