@@ -5,10 +5,12 @@ import { transaction } from '../src/db/tx/run.ts';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import pg from 'pg';
 import { enqueue } from '../src/deliveries/outbox.ts';
 import { findDelivery } from '../src/deliveries/listings.ts';
 import { createAccount } from '../src/tenancy/accounts.ts';
 import { createService } from '../src/tenancy/services.ts';
+import { mode } from './support/database.ts';
 import { sleep, waitForState } from './support/deliveries.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -150,6 +152,59 @@ describe('delivery outcomes', function () {
       for (let i = 0; i < 100 && !(await settled()); i++) await sleep(20);
       expect(await counted()).to.deep.equal(expected);
     } finally {
+      await gate.close();
+    }
+  });
+
+  // A user's erasure deletes their deliveries, whatever the worker is doing with them. Only
+  // PostgreSQL has a second connection to delete with while the worker's statement runs.
+  it('drops the outcome of a delivery deleted while it is written, without an error', async function () {
+    if (mode !== 'postgresql') this.skip();
+    const em = server.deps.db.orm.em.fork();
+    const gate = await new Gate(() => 200).start();
+    const deleter = new pg.Client({ connectionString: server.database.databaseUrl });
+    await deleter.connect();
+    const logger = server.deps.logger;
+    const { error } = logger;
+    const errors: unknown[] = [];
+    logger.error = (...args: unknown[]) => void errors.push(args);
+    try {
+      const account = await createAccount(em, { name: 'Erased meanwhile' });
+      const created = await createService(em, account.id, { name: 'Gated', webhookUrl: gate.url });
+      const serviceId = created!.service.id;
+      const delivered = async () =>
+        (await server.deps.metrics.deliveries.get()).values.find((v) => v.labels.outcome === 'delivered')?.value ?? 0;
+      const before = await delivered();
+      const [id] = await transaction(em.fork(), (tx) =>
+        enqueue(tx, { kind: 'event', payload: { n: 1 }, recipients: [serviceId], orderingKey: 77 }),
+      );
+      await gate.waitForHeld(1);
+
+      // The deletion holds the row until it commits; the worker's statement meets it.
+      await deleter.query('begin');
+      expect((await deleter.query('delete from deliveries where id = $1', [id])).rowCount).to.equal(1);
+      gate.release([id!]);
+      const waiting = async () =>
+        Number(
+          (
+            await deleter.query<{ n: string }>(
+              `select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+            )
+          ).rows[0]?.n,
+        );
+      for (let i = 0; i < 500 && (await waiting()) === 0; i++) await sleep(20);
+      expect(await waiting(), "the worker's statement waits for the deletion").to.equal(1);
+      await deleter.query('commit');
+
+      // Written (and counted) once the deletion committed: nothing of it left, nothing failed.
+      for (let i = 0; i < 500 && (await delivered()) === before && errors.length === 0; i++) await sleep(20);
+      expect(errors, 'error lines logged').to.deep.equal([]);
+      expect(await delivered()).to.equal(before + 1);
+      const left = await deleter.query('select 1 from delivery_attempts where delivery_id = $1', [id]);
+      expect(left.rowCount, 'attempts logged for the deleted delivery').to.equal(0);
+    } finally {
+      logger.error = error;
+      await deleter.end();
       await gate.close();
     }
   });

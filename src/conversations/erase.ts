@@ -41,9 +41,13 @@ export async function eraseUser(em: EntityManager, accountId: number, userId: nu
     const media = await run<Array<{ path: string }>>('delete from media where user_id = any(?::int[]) returning path', [all]);
     const messages = await run<Array<{ id: number }>>('delete from messages where user_id = any(?::int[]) returning id', [all]);
     const devices = await run<Array<{ id: number }>>('delete from devices where user_id = any(?::int[]) returning id', [all]);
+    // Locked in id order first, the order in which the worker holds the rows whose attempts it
+    // logs (sql/attempts-log.ts): an erasure and an outcome batch wait for each other, never in a cycle.
     const deliveries = await run<Array<{ id: string }>>(
-      `delete from deliveries where (ordering_key = any(?::int[])
-         and service_id in (select id from services where account_id = ?)) or user_id = any(?::int[]) returning id`,
+      `with mine as (select id from deliveries where (ordering_key = any(?::int[])
+                       and service_id in (select id from services where account_id = ?)) or user_id = any(?::int[])
+                      order by id for update)
+       delete from deliveries where id in (select id from mine) returning id`,
       [all, accountId, all],
     );
     // The foreign keys would cascade; deleted by name so that no future change to them keeps a note.

@@ -21,7 +21,9 @@ export interface LoggedAttempt {
  * end-deliveries.ts and release-deliveries.ts): an attempt whose lease another node has taken
  * over since is not the delivery's any more, and the attempt of that node is logged instead.
  * Attempts are numbered over the delivery's life: a redelivery starts its retries afresh, its
- * attempts go on counting. Returns `service_id`.
+ * attempts go on counting. Each delivery row is held (`for key share`, in id order) until the
+ * batch commits: a delivery deleted meanwhile (a user's erasure) is skipped, not an insert that
+ * breaks the foreign key once that deletion commits. Returns `service_id`.
  */
 export function attemptsLogSql(node: string, attempts: readonly LoggedAttempt[]): Sql {
   return named(
@@ -34,6 +36,8 @@ export function attemptsLogSql(node: string, attempts: readonly LoggedAttempt[])
               as a(id, started_at, duration_ms, status, error, outcome, next_attempt_at)
          join deliveries d on d.id = a.id
         where d.state = 'pending' and (a.outcome = 'delivered' or d.claimed_by = :node)
+        order by d.id
+          for key share of d
        returning service_id)`,
     {
       node,
