@@ -1,7 +1,10 @@
-// The layout docs/architecture.md draws, held by reading the sources' imports: no import
-// cycles, in the server or in the browser code; transport-neutral code never reaches into a
-// transport; sockets hear of changes only through the notice module; what the server and the
-// browser bundles share (src/contracts/) imports nothing, and is all the browser code takes from src/.
+// The layout docs/architecture.md draws, held by reading the sources: no import cycles, in the
+// server or in the browser code; transport-neutral code never reaches into a transport; notices
+// are recorded on the transaction object by notify() alone, handed on by the transaction runners
+// after the commit, and published to sockets by the outlets alone; nothing keeps per-transaction
+// state in a WeakMap beside the transaction object; deliveries are inserted by the outbox alone;
+// what the server and the browser bundles share (src/contracts/) imports nothing, and is all the
+// browser code takes from src/.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -39,6 +42,14 @@ function importGraph(dir = SRC, base = SRC): Map<string, string[]> {
   return graph;
 }
 
+/** The files of src/ whose text matches `pattern`, but for those named by `allowed`. */
+function filesMatching(pattern: RegExp, allowed: RegExp): string[] {
+  return sources()
+    .map((file) => [relative(file), readFileSync(file, 'utf8')] as const)
+    .filter(([name, text]) => !allowed.test(name) && pattern.test(text))
+    .map(([name]) => name);
+}
+
 function cycles(graph: Map<string, string[]>): string[][] {
   const found: string[][] = [];
   const state = new Map<string, 'open' | 'done'>();
@@ -66,7 +77,7 @@ describe('architecture', () => {
 
   it('keeps transport-neutral code out of the transports', () => {
     const neutral =
-      /^(commands|conversations|tenancy|deliveries|push|email|media|presenters|db|security|setup|audit)\/|^(errors|limits|validation)\.ts$/;
+      /^(commands|conversations|tenancy|deliveries|push|email|media|presenters|db|security|setup|audit|contracts)\/|^(addresses|config|errors|limits|logger|metrics|sweeper|validation)\.ts$/;
     const transport = /^(http|api|realtime)\//;
     const crossings = [...graph].flatMap(([from, targets]) =>
       neutral.test(from) ? targets.filter((to) => transport.test(to)).map((to) => `${from} → ${to}`) : [],
@@ -86,10 +97,31 @@ describe('architecture', () => {
   });
 
   it('publishes to sockets from the outlets of committed transactions alone', () => {
-    const callers = sources()
-      .map((file) => [relative(file), readFileSync(file, 'utf8')] as const)
-      .filter(([name, text]) => !/^db\/tx\/outlets\.ts$|^realtime\/gateway\.ts$/.test(name) && /\.publish\(|messageCreated\(/.test(text))
-      .map(([name]) => name);
+    expect(filesMatching(/\.publish\(|messageCreated\(/, /^db\/tx\/outlets\.ts$|^realtime\/gateway\.ts$/)).to.deep.equal([]);
+  });
+
+  it('records notices through notify() alone, and hands them on from the transaction runners after the commit', () => {
+    expect(filesMatching(/\.notices\.push\(/, /^conversations\/notices\.ts$/)).to.deep.equal([]);
+    expect(filesMatching(/\boutlets(?:Of\([^)]*\))?\.deliver\(/, /^db\/tx\/(run|group-commit)\.ts$/)).to.deep.equal([]);
+  });
+
+  it('keeps what a transaction carries on the transaction object: no WeakMap keyed by a transaction or an EntityManager', () => {
+    expect(filesMatching(/new WeakMap<\s*[\w.]*(?:EntityManager|Transaction)\b/, /^$/)).to.deep.equal([]);
+  });
+
+  it('inserts deliveries from the outbox alone (deliveries/outbox.ts, its statements in deliveries/sql/)', () => {
+    const statements = sources()
+      .filter((file) => /insert\s+into\s+deliveries\b/i.test(readFileSync(file, 'utf8')))
+      .map(relative)
+      .filter((name) => !name.startsWith('db/migrations/'));
+    expect(statements.filter((name) => !name.startsWith('deliveries/sql/'))).to.deep.equal([]);
+    const builders = statements.flatMap((name) =>
+      [...readFileSync(path.join(SRC, name), 'utf8').matchAll(/export function (\w+)/g)].map((m) => m[1]!),
+    );
+    expect(builders).to.not.be.empty;
+    const callers = builders.flatMap((builder) =>
+      filesMatching(new RegExp(`\\b${builder}\\(`), /^deliveries\/(outbox\.ts|sql\/)/).map((name) => `${name} → ${builder}`),
+    );
     expect(callers).to.deep.equal([]);
   });
 
