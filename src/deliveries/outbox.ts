@@ -47,9 +47,8 @@ export async function enqueue(tx: Transaction, request: DeliveryRequest): Promis
 }
 
 /**
- * Several payloads at once, in order (a group commit of agent messages writes all of its
- * deliveries here): one statement whatever their number, and one more for chain locks the
- * transaction does not hold yet. Returns each request's delivery ids.
+ * Several payloads at once, in order: one statement whatever their number, and one more for
+ * chain locks the transaction does not hold yet. Returns each request's delivery ids.
  */
 export async function enqueueAll(tx: Transaction, requests: readonly DeliveryRequest[]): Promise<string[][]> {
   const deliveries = await deliveriesCte(tx, requests);

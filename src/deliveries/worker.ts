@@ -357,12 +357,6 @@ export class DeliveryWorker {
   }
 
   /**
-   * Counted once the outcome is committed: the figures are what the database holds. Webhooks
-   * count delivered, failed (to be retried, or 410) and dead; pushes sent, failed and dead (an
-   * unregistered token too); emails sent, skipped (nothing to send), failed and dead. A
-   * postponed email (the customer is connected) goes back without counting as an attempt.
-   */
-  /**
    * Disabled Services (of `serviceIds`, else all) still owning conversations hand them to their
    * next Service or the account default, with the changeOwner payloads (handOffDisabled()). A
    * failure is logged, and the claim loop tries again (all of them) at its next turn.
@@ -397,6 +391,12 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Counted once the outcome is committed: the figures are what the database holds. Webhooks
+   * count delivered, failed (to be retried, or 410) and dead; pushes sent, failed and dead (an
+   * unregistered token too); emails sent, skipped (nothing to send), failed and dead. A
+   * postponed email (the customer is connected) goes back without counting as an attempt.
+   */
   private async record(
     delivery: ClaimedDelivery,
     sent: AttemptOutcome,
