@@ -3,8 +3,9 @@
 // are recorded on the transaction object by notify() alone, handed on by the transaction runners
 // after the commit, and published to sockets by the outlets alone; nothing keeps per-transaction
 // state in a WeakMap beside the transaction object; deliveries are inserted by the outbox alone;
-// what the server and the browser bundles share (src/contracts/) imports nothing, and is all the
-// browser code takes from src/.
+// the chat clients' commands serve a REST route and the socket handlers alike; what the server
+// and the browser bundles share (src/contracts/) imports nothing, and is all the browser code
+// takes from src/.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -83,6 +84,17 @@ describe('architecture', () => {
       neutral.test(from) ? targets.filter((to) => transport.test(to)).map((to) => `${from} → ${to}`) : [],
     );
     expect(crossings).to.deep.equal([]);
+  });
+
+  it("has the chat clients' commands used alike by a REST route and the socket handlers", () => {
+    const commands = [...graph.keys()].filter((name) => name.startsWith('commands/client/') && name !== 'commands/client/input.ts');
+    expect(commands).to.not.be.empty;
+    const unshared = commands.filter((command) => {
+      const importers = [...graph].filter(([, targets]) => targets.includes(command)).map(([from]) => from);
+      const rest = importers.filter((from) => /^api\/client\//.test(from) && from !== 'api/client/socket-events.ts');
+      return rest.length === 0 || !importers.includes('api/client/socket-events.ts');
+    });
+    expect(unshared).to.deep.equal([]);
   });
 
   it('keeps the ORM out of the routes: they call commands and reads of the transport-neutral modules', () => {
