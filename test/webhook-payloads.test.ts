@@ -1,5 +1,5 @@
-// The five payloads against the field tables of spec/chat-service.md ("Resources and their
-// fields"), key for key and type for type, quirks included.
+// The five payloads against their field tables (docs/webhooks.md, "The five payloads"), key for
+// key and type for type, quirks included.
 import { expect } from 'chai';
 import {
   changeDefaultServicePayload,

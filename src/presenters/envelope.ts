@@ -1,4 +1,4 @@
-// The one response shape of every Palaver answer, success or error (DESIGN.md section 2),
+// The one response shape of every Palaver answer, success or error (docs/client-api.md, "Errors"),
 // as deployed chat clients parse it.
 import type { AppError, Notification } from '../errors.ts';
 

@@ -1,5 +1,5 @@
 // The five payloads a Service receives, field for field as the spec's tables give them
-// (spec/chat-service.md "Resources and their fields"; DESIGN.md section 5), quirks included:
+// (docs/webhooks.md, "The five payloads"), quirks included:
 // `user.id` is a numeric string in event and message payloads and a number in actions;
 // client merging carries `additionalInformation` as JSON text and has no `type`;
 // `requestUrl` is left out, not null, when unknown.

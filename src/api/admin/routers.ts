@@ -1,4 +1,4 @@
-// Admin API (DESIGN.md section 4): every route is a declaration (route.ts) in one of the files
+// Admin API (docs/architecture.md): every route is a declaration (route.ts) in one of the files
 // below; this mounts them. Public ones (signing in) first, everything else behind an operator token.
 // Before a handler runs, its rule is checked and its input validated (input()).
 import Router from '@koa/router';

@@ -1,4 +1,4 @@
-// Client API (DESIGN.md section 2), served the same under / and each /clientApi/v1.x prefix
+// Client API (docs/client-api.md), served the same under / and each /clientApi/v1.x prefix
 // that deployed chat clients use.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';

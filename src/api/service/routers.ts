@@ -1,4 +1,4 @@
-// Service API (DESIGN.md section 3), under / and /serviceApi/v2.3, for attached backends.
+// Service API (docs/service-api.md), under / and /serviceApi/v2.3, for attached backends.
 import Router from '@koa/router';
 import type { AppContextExtras, AppRouter, AppState } from '../../http/types.ts';
 import type { MediaKind } from '../../media/types.ts';

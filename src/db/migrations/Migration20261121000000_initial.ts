@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** The records of DESIGN.md section 1. Later migrations add to this; never edit it once released. */
+/** The records every later migration builds on. Later migrations add to this; never edit it once released. */
 export class Migration20261121000000_initial extends Migration {
   override up(): void {
     this.addSql(`
