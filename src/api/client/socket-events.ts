@@ -60,6 +60,22 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
     return conversation;
   };
 
+  /**
+   * Admitted first, synchronously: a full node answers server_busy at once, having written
+   * nothing (a refusal thrown by enter() rejects the call: answered like any error); then the
+   * write limits, then the work. One async function, not a chain of then()s: every event pays for
+   * each promise it makes, and for the ORM's AsyncLocalStorage hooks on each.
+   */
+  const admitted = async (socket: ClientSocket, body: unknown, work: Work): Promise<EnvelopeParts> => {
+    const release = deps.admission.enter();
+    try {
+      await consumeWrite(deps, socket.data.limitKey, socket.data.address);
+      return await work(socket, body);
+    } finally {
+      release();
+    }
+  };
+
   /** Runs one client event like its REST route: limit, work, and the envelope as the answer. */
   const handler = (event: keyof ClientToServerEvents, path: string, work: Work): Handler =>
     function (this: ClientSocket, ...args: unknown[]) {
@@ -69,25 +85,15 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
       const last = args.at(-1);
       const answer = typeof last === 'function' ? (last as Ack) : () => undefined;
       const body = typeof last === 'function' ? (args.length > 1 ? args[0] : undefined) : args[0];
-      // Admitted first, synchronously: a full node answers server_busy at once, having written nothing.
-      let release: () => void = () => undefined;
-      new Promise<void>((resolve) => {
-        // A refusal thrown here rejects the chain: answered like any error, nothing was done.
-        release = deps.admission.enter();
-        resolve();
-      })
-        .then(() => consumeWrite(deps, this.data.limitKey, this.data.address))
-        .then(() => work(this, body))
-        .finally(() => release())
-        .then(
-          (parts) => answer(buildEnvelope(origin, true, parts)),
-          (err: unknown) => {
-            const known = knownError(err);
-            if (!known) deps.logger.error({ err, event }, 'socket event failed');
-            const error = known ?? new AppError(500, 'internal_error');
-            answer(buildEnvelope(origin, false, { data: error.data, notifications: errorNotifications(error) }));
-          },
-        );
+      admitted(this, body, work).then(
+        (parts) => answer(buildEnvelope(origin, true, parts)),
+        (err: unknown) => {
+          const known = knownError(err);
+          if (!known) deps.logger.error({ err, event }, 'socket event failed');
+          const error = known ?? new AppError(500, 'internal_error');
+          answer(buildEnvelope(origin, false, { data: error.data, notifications: errorNotifications(error) }));
+        },
+      );
     };
 
   const message = handler('message', '/messages', async (socket, raw) => {
