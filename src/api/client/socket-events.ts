@@ -47,10 +47,15 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
    * Gateway), the authorization's validUntil bounds it, and changes to the account (allowed
    * origins, a new secret, its deletion) reach it within CALLER_TTL_MS. A refusal is not kept.
    */
-  const conversationOf = async (socket: ClientSocket) => {
+  const kept = (socket: ClientSocket) => {
+    const { caller } = socket.data;
+    return caller && caller.until > Date.now() ? caller.conversation : undefined;
+  };
+  /** The kept conversation at once (no promise for the usual event), else a promise of it read. */
+  const conversationOf = (socket: ClientSocket) => kept(socket) ?? identify(socket);
+  const identify = async (socket: ClientSocket) => {
     const now = Date.now();
-    const { caller: kept, callerEpoch } = socket.data;
-    if (kept && kept.until > now) return kept.conversation;
+    const { callerEpoch } = socket.data;
     const caller = await deps.callers.identify(socket.data.headers);
     const conversation = conversationKeys(openConversation(caller));
     const validUntil = caller.identity?.validUntil;
@@ -98,7 +103,9 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
 
   const message = handler('message', '/messages', async (socket, raw) => {
     const body = check(messageBody, raw ?? {}, 'body');
-    const written = await sendClientMessage(deps.messages, await conversationOf(socket), body, socket.data.referer);
+    const conversation = conversationOf(socket);
+    const keys = conversation instanceof Promise ? await conversation : conversation;
+    const written = await sendClientMessage(deps.messages, keys, body, socket.data.referer);
     return { data: { messageId: String(written.id) } };
   });
 
