@@ -11,26 +11,44 @@ import { validationFailed, type FieldProblem } from './errors.ts';
 // eslint-disable-next-line no-control-regex
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Every string (keys included) of a parsed input that is unstorable, by its path; iterative, as input nests deep. */
+/** A value to look at, and how to name its field: the parent's path and its own key (joined only for a problem). */
+interface Pending {
+  value: unknown;
+  parent: Pending | null;
+  key: string;
+}
+
+function fieldOf(at: Pending): string {
+  const path: string[] = [];
+  for (let p: Pending | null = at; p; p = p.parent) path.push(p.key);
+  return path.reverse().filter(Boolean).join('.') || 'input';
+}
+
+/**
+ * Every string (keys included) of a parsed input that is unstorable, by its path; iterative, as
+ * input nests deep. Every input a client or Service sends passes here: a field's name is built
+ * only for a problem, not for every value looked at.
+ */
 function unstorableStrings(input: unknown, prefix: string): FieldProblem[] {
   const found: FieldProblem[] = [];
-  const pending: Array<[unknown, string[]]> = [[input, [prefix]]];
+  const pending: Pending[] = [{ value: input, parent: null, key: prefix }];
   for (let next = pending.pop(); next; next = pending.pop()) {
-    const [value, path] = next;
-    const field = path.filter(Boolean).join('.') || 'input';
+    const { value } = next;
     if (typeof value === 'string') {
       if (UNSTORABLE.test(value))
-        found.push({ field, detail: value.includes('\u0000') ? 'contains a NUL character' : 'is not valid Unicode (a lone surrogate)' });
+        found.push({
+          field: fieldOf(next),
+          detail: value.includes('\u0000') ? 'contains a NUL character' : 'is not valid Unicode (a lone surrogate)',
+        });
     } else if (Array.isArray(value)) {
-      value.forEach((item, i) => pending.push([item, [...path, String(i)]]));
-    } else if (
-      typeof value === 'object' &&
-      value !== null &&
-      [Object.prototype, null].includes(Object.getPrototypeOf(value) as object | null)
-    ) {
-      for (const [key, item] of Object.entries(value)) {
-        if (UNSTORABLE.test(key)) found.push({ field, detail: 'a key contains a NUL character or a lone surrogate' });
-        else pending.push([item, [...path, key]]);
+      for (let i = 0; i < value.length; i++) pending.push({ value: value[i] as unknown, parent: next, key: String(i) });
+    } else if (typeof value === 'object' && value !== null) {
+      const prototype = Object.getPrototypeOf(value) as object | null;
+      if (prototype !== Object.prototype && prototype !== null) continue;
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        if (UNSTORABLE.test(key)) found.push({ field: fieldOf(next), detail: 'a key contains a NUL character or a lone surrogate' });
+        else pending.push({ value: (value as Record<string, unknown>)[key], parent: next, key });
       }
     }
   }

@@ -1,7 +1,7 @@
 // The Service API through HTTP with loopback receivers: keys, account isolation, changeOwner,
 // agent messages and the current agent (2.3.0 unset), user reads, merged ids.
 import { expect } from 'chai';
-import { createAccount, createService, type AccountData, type CreatedServiceData } from './support/factories.ts';
+import { adminToken, createAccount, createService, type AccountData, type CreatedServiceData } from './support/factories.ts';
 import { client, type RequestOptions } from './support/http.ts';
 import { expectNothingEnqueued, expectOutbox, receivedExactly } from './support/outbox.ts';
 import { Receiver } from './support/receiver.ts';
@@ -49,6 +49,25 @@ describe('Service API', function () {
     const unknown = await api.get(`/users/${userId}`, { token: 'pk_not_a_key' });
     expect(unknown.status).to.equal(401);
     expect(unknown.body.notifications[0]?.message).to.equal('invalid_api_key');
+  });
+
+  // A key the node holds answers without reading it again (api/service/caller.ts): switched off
+  // by an operator, its Service is refused whether its key was held or read afresh.
+  it('refuses the key of a Service an operator switched off with 403, held or read, and takes it once on again', async () => {
+    const api = client(sharedServer().url);
+    const token = await adminToken();
+    const asDesk = asService(desk);
+    expect((await asDesk.get(`/users/${userId}`)).status).to.equal(200);
+    const off = await api.patch(`/adminApi/services/${desk.id}`, { token, json: { enabled: false } });
+    expect(off.status, off.text).to.equal(200);
+    for (let i = 0; i < 2; i++) {
+      const refused = await asDesk.get(`/users/${userId}`);
+      expect(refused.status).to.equal(403);
+      expect(refused.body.notifications[0]?.message).to.equal('service_disabled');
+    }
+    const on = await api.patch(`/adminApi/services/${desk.id}`, { token, json: { enabled: true } });
+    expect(on.status, on.text).to.equal(200);
+    expect((await asDesk.get(`/users/${userId}`)).status).to.equal(200);
   });
 
   it('answers another account’s user as not found on every route', async () => {

@@ -19,6 +19,8 @@ export interface AppState {
   service?: ServiceCaller;
   /** The content types this route reads as JSON (see middleware/body.ts). */
   jsonTypes?: string[];
+  /** Whether the request's body is of one of those types (see middleware/body.ts). */
+  bodyIsJson?: boolean;
   /** Set when the caller's account does not allow the request's Origin: the refusal is logged. */
   refusedOrigin?: string;
 }

@@ -7,7 +7,7 @@ import type { AppContext } from './types.ts';
 
 export function parseBody<S extends z.ZodType>(ctx: AppContext, schema: S): z.output<S> {
   // A body in another format is refused rather than read as empty and validated as such.
-  if (ctx.request.length && !ctx.request.is(ctx.state.jsonTypes ?? ['json'])) throw unsupportedMediaType();
+  if (ctx.request.length && !(ctx.state.bodyIsJson ?? ctx.request.is(ctx.state.jsonTypes ?? ['json']))) throw unsupportedMediaType();
   return check(schema, ctx.request.body ?? {}, 'body');
 }
 

@@ -47,10 +47,15 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
    * Gateway), the authorization's validUntil bounds it, and changes to the account (allowed
    * origins, a new secret, its deletion) reach it within CALLER_TTL_MS. A refusal is not kept.
    */
-  const conversationOf = async (socket: ClientSocket) => {
+  const kept = (socket: ClientSocket) => {
+    const { caller } = socket.data;
+    return caller && caller.until > Date.now() ? caller.conversation : undefined;
+  };
+  /** The kept conversation at once (no promise for the usual event), else a promise of it read. */
+  const conversationOf = (socket: ClientSocket) => kept(socket) ?? identify(socket);
+  const identify = async (socket: ClientSocket) => {
     const now = Date.now();
-    const { caller: kept, callerEpoch } = socket.data;
-    if (kept && kept.until > now) return kept.conversation;
+    const { callerEpoch } = socket.data;
     const caller = await deps.callers.identify(socket.data.headers);
     const conversation = conversationKeys(openConversation(caller));
     const validUntil = caller.identity?.validUntil;
@@ -58,6 +63,22 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
     // A notice that dropped the caller while it was being read (a merge) wins: kept for the next event only if none came.
     if (socket.data.callerEpoch === callerEpoch) socket.data.caller = { conversation, until };
     return conversation;
+  };
+
+  /**
+   * Admitted first, synchronously: a full node answers server_busy at once, having written
+   * nothing (a refusal thrown by enter() rejects the call: answered like any error); then the
+   * write limits, then the work. One async function, not a chain of then()s: every event pays for
+   * each promise it makes, and for the ORM's AsyncLocalStorage hooks on each.
+   */
+  const admitted = async (socket: ClientSocket, body: unknown, work: Work): Promise<EnvelopeParts> => {
+    const release = deps.admission.enter();
+    try {
+      await consumeWrite(deps, socket.data.limitKey, socket.data.address);
+      return await work(socket, body);
+    } finally {
+      release();
+    }
   };
 
   /** Runs one client event like its REST route: limit, work, and the envelope as the answer. */
@@ -69,30 +90,22 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
       const last = args.at(-1);
       const answer = typeof last === 'function' ? (last as Ack) : () => undefined;
       const body = typeof last === 'function' ? (args.length > 1 ? args[0] : undefined) : args[0];
-      // Admitted first, synchronously: a full node answers server_busy at once, having written nothing.
-      let release: () => void = () => undefined;
-      new Promise<void>((resolve) => {
-        // A refusal thrown here rejects the chain: answered like any error, nothing was done.
-        release = deps.admission.enter();
-        resolve();
-      })
-        .then(() => consumeWrite(deps, this.data.limitKey, this.data.address))
-        .then(() => work(this, body))
-        .finally(() => release())
-        .then(
-          (parts) => answer(buildEnvelope(origin, true, parts)),
-          (err: unknown) => {
-            const known = knownError(err);
-            if (!known) deps.logger.error({ err, event }, 'socket event failed');
-            const error = known ?? new AppError(500, 'internal_error');
-            answer(buildEnvelope(origin, false, { data: error.data, notifications: errorNotifications(error) }));
-          },
-        );
+      admitted(this, body, work).then(
+        (parts) => answer(buildEnvelope(origin, true, parts)),
+        (err: unknown) => {
+          const known = knownError(err);
+          if (!known) deps.logger.error({ err, event }, 'socket event failed');
+          const error = known ?? new AppError(500, 'internal_error');
+          answer(buildEnvelope(origin, false, { data: error.data, notifications: errorNotifications(error) }));
+        },
+      );
     };
 
   const message = handler('message', '/messages', async (socket, raw) => {
     const body = check(messageBody, raw ?? {}, 'body');
-    const written = await sendClientMessage(deps.messages, await conversationOf(socket), body, socket.data.referer);
+    const conversation = conversationOf(socket);
+    const keys = conversation instanceof Promise ? await conversation : conversation;
+    const written = await sendClientMessage(deps.messages, keys, body, socket.data.referer);
     return { data: { messageId: String(written.id) } };
   });
 

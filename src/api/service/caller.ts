@@ -39,6 +39,11 @@ interface Held {
  */
 export class ServiceCallers {
   private readonly loader: DataLoader<string, KeyRows | null>;
+  /**
+   * By the key as the caller sent it: a held key is found without hashing it again (the hash is
+   * what the database stores and is looked up by). Only keys that were read are held, for
+   * KEY_TTL_MS at most, as the request's own headers hold them while it runs.
+   */
   private readonly held = new Map<string, Held>();
   /** Raised by every drop: a read begun before it does not refill the cache with what it read. */
   private generation = 0;
@@ -54,40 +59,48 @@ export class ServiceCallers {
     );
   }
 
-  async authenticate(apiKey: string | undefined): Promise<ServiceCaller> {
+  /**
+   * The caller of a held key at once, or a promise of it once read: a bot calls with a held key
+   * nearly every time, and that path makes no promise (every promise also runs the promise
+   * hooks of the ORM's AsyncLocalStorage).
+   */
+  authenticate(apiKey: string | undefined): ServiceCaller | Promise<ServiceCaller> {
     if (!apiKey) throw unauthorized('missing_api_key');
-    const hash = sha256Hex(apiKey);
-    const caller = this.fresh(hash) ?? (await this.read(hash));
-    if (caller.service.disabledReason === 'operator') throw forbidden('service_disabled');
-    return caller;
+    const held = this.fresh(apiKey);
+    return held ? enabled(held) : this.read(apiKey).then(enabled);
   }
 
   /** The account, its Services or their keys changed: its keys are read afresh. */
   dropAccount(accountId: number): void {
     this.generation += 1;
-    for (const [hash, { caller }] of this.held) if (caller.account.id === accountId) this.held.delete(hash);
+    for (const [apiKey, { caller }] of this.held) if (caller.account.id === accountId) this.held.delete(apiKey);
   }
 
-  private fresh(hash: string): ServiceCaller | undefined {
-    const held = this.held.get(hash);
+  private fresh(apiKey: string): ServiceCaller | undefined {
+    const held = this.held.get(apiKey);
     if (held && held.until > Date.now()) return held.caller;
-    if (held) this.held.delete(hash);
+    if (held) this.held.delete(apiKey);
     return undefined;
   }
 
-  private async read(hash: string): Promise<ServiceCaller> {
+  private async read(apiKey: string): Promise<ServiceCaller> {
     const generation = this.generation;
-    const row = await this.loader.load(hash);
+    const row = await this.loader.load(sha256Hex(apiKey));
     // Not kept: an unknown key stays unknown only until it is issued.
     if (!row) throw unauthorized('invalid_api_key');
     const metadata = this.root.getMetadata();
     const caller = { service: snapshot(metadata, ServiceSchema, row.service), account: snapshot(metadata, AccountSchema, row.account) };
     if (generation === this.generation) {
       if (this.held.size >= MAX_KEYS) this.held.clear();
-      this.held.set(hash, { caller, until: Date.now() + KEY_TTL_MS });
+      this.held.set(apiKey, { caller, until: Date.now() + KEY_TTL_MS });
     }
     return caller;
   }
+}
+
+function enabled(caller: ServiceCaller): ServiceCaller {
+  if (caller.service.disabledReason === 'operator') throw forbidden('service_disabled');
+  return caller;
 }
 
 /** A user of the caller's account; a merged anonymous id answers user_merged with the new id. */

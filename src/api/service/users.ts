@@ -105,7 +105,8 @@ export function userRoutes(router: AppRouter, mediaMaxBytes: Readonly<Record<Med
     refuseHttpAvatar(body.agent, ctx.deps.config.webhooks.allowPrivate);
     const { userId } = parseParams(ctx, userIdParams);
     const caller = serviceCaller(ctx);
-    await refuseStandbyAnswer(ctx.deps.db.orm.em, caller.service, userId);
+    // Asked here first so that the usual Service, not on standby, does not wait on a promise for nothing.
+    if (caller.service.standby !== 'none') await refuseStandbyAnswer(ctx.deps.db.orm.em, caller.service, userId);
     // The writer checks the user (this account's, not merged) under its lock: no read before.
     const { message } = await ctx.deps.agentMessages.send({
       accountId: caller.account.id,

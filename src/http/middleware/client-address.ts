@@ -6,8 +6,8 @@ import type { TrustedProxies } from '../../addresses.ts';
 import type { AppContextExtras, AppState } from '../types.ts';
 
 export function clientAddress(trusted: TrustedProxies): Middleware<AppState, AppContextExtras> {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     ctx.request.ip = trusted.clientAddress(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for']);
-    await next();
+    return next();
   };
 }

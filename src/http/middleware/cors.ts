@@ -25,11 +25,7 @@ export function clientCors(options: {
     exposeHeaders: ['retry-after', 'content-disposition', 'x-request-id'],
     maxAge: options.maxAgeSeconds,
   });
-  return async (ctx, next) => {
-    if (!options.isClientPath(ctx.path)) {
-      await next();
-      return;
-    }
+  const client: Middleware<AppState, AppContextExtras> = async (ctx, next) => {
     await handle(ctx, next);
     if (ctx.state.refusedOrigin !== undefined) {
       ctx.state.log.info(
@@ -38,4 +34,5 @@ export function clientCors(options: {
       );
     }
   };
+  return (ctx, next) => (options.isClientPath(ctx.path) ? (client(ctx, next) as Promise<void>) : next());
 }

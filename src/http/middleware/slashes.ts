@@ -4,8 +4,9 @@ import type { Middleware } from 'koa';
 import type { AppContextExtras, AppState } from '../types.ts';
 
 export function collapseSlashes(): Middleware<AppState, AppContextExtras> {
-  return async (ctx, next) => {
+  // Not async: a pass-through returns next()'s promise rather than wrapping it in one more.
+  return (ctx, next) => {
     if (ctx.path.includes('//')) ctx.path = ctx.path.replace(/\/{2,}/g, '/');
-    await next();
+    return next();
   };
 }
