@@ -329,8 +329,12 @@ export class DeliveryWorker {
       const left = (this.perBucket.get(bucket) ?? 1) - 1;
       if (left > 0) this.perBucket.set(bucket, left);
       else this.perBucket.delete(bucket);
-      // The slot goes to a waiting delivery now; the loop claims more behind it when more may
-      // be due than this node holds (see `behind`). Otherwise commits wake the loop.
+      // The slot goes to a waiting delivery now, not after the loop's next claim (a round trip,
+      // behind whatever else waits for the pool) or the next hand-off: under load, slots stood
+      // empty that long while deliveries waited in memory, and the outbox grew. The loop claims
+      // more behind it when more may be due than this node holds (see `behind`). Otherwise
+      // commits wake the loop.
+      this.pump();
       if (this.behind) this.nudge();
     };
     // The HTTP slot is free once the answer is in; the lease keeps the row ours until the
