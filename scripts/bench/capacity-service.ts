@@ -4,17 +4,25 @@
 // Told of several nodes (`palaverUrls`, the `nodes` benchmark), it answers a message whose text
 // starts `n<k>.` (its customer's socket is on node k) through node k + 1, so that every answer
 // is written on one node and reaches its socket on another.
+// GET /trace gives, and forgets, when each message's webhook arrived and when the server answered
+// its API call (ms on the clock `performance.timeOrigin + performance.now()`, which every process
+// of the machine shares), and this process's CPU so far: capacity.ts breaks a round trip into
+// stages with them, and tells whether this process, rather than the server, was short of a core.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 let palaverUrls: string[] = [];
 let apiKey = '';
 let failures = 0;
+/** Message text → [webhook in, API call answered]. */
+let trace = new Map<string, [number, number]>();
+const now = () => performance.timeOrigin + performance.now();
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
+    const hookAt = now();
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     if (req.url === '/configure') {
       palaverUrls = Array.isArray(body.palaverUrls) ? body.palaverUrls.map(String) : [String(body.palaverUrl)];
@@ -22,18 +30,26 @@ const server = createServer((req, res) => {
       return res.writeHead(200).end('{}');
     }
     if (req.url === '/failures') return res.writeHead(200).end(JSON.stringify({ failures }));
+    if (req.url === '/trace') {
+      const cpu = process.cpuUsage();
+      res.writeHead(200).end(JSON.stringify({ cpuSeconds: (cpu.user + cpu.system) / 1e6, messages: Object.fromEntries(trace) }));
+      trace = new Map();
+      return;
+    }
     res.writeHead(200).end('{}');
     const user = body.user as { id?: string } | undefined;
     if (body.type !== 'message' || body.typeId !== 1 || !user?.id) return;
-    const customerNode = Number(/^n(\d+)\./.exec(String(body.message))?.[1] ?? 0);
+    const text = String(body.message);
+    const customerNode = Number(/^n(\d+)\./.exec(text)?.[1] ?? 0);
     const palaverUrl = palaverUrls[(customerNode + 1) % palaverUrls.length];
     fetch(`${palaverUrl}/serviceApi/v2.3/users/${user.id}/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-      body: JSON.stringify({ message: `re: ${String(body.message)}`, agent: { id: 1, name: 'Capacity bot' } }),
+      body: JSON.stringify({ message: `re: ${text}`, agent: { id: 1, name: 'Capacity bot' } }),
     }).then(
       async (answer) => {
         await answer.arrayBuffer();
+        trace.set(text, [hookAt, now()]);
         if (!answer.ok) failures += 1;
       },
       () => {

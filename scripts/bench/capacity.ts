@@ -7,12 +7,14 @@
 // The result is the largest N whose p99 stays under 250 ms with no error.
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import path from 'node:path';
 import { heapSnapshot, memoryAfterGc } from './inspector.ts';
 import { percentile } from './load.ts';
 import { metricsOf } from './palaver.ts';
 import { progress, type Metric } from './support.ts';
+import { counterDelta, serverCounters, stagesOf, type ServerCounters, type Stages } from './capacity-stages.ts';
 
 export interface CapacityOptions {
   /** Open conversations at each step, rising. */
@@ -41,6 +43,8 @@ export interface CapacityTarget {
   account: { identification: string };
   /** False: no outbox to read from /metrics. */
   outbox?: boolean;
+  /** The Service (capacity-service.ts) answering it: each step's round trips are broken into stages with its trace. */
+  serviceUrl?: string;
 }
 
 interface Conversation {
@@ -74,6 +78,14 @@ interface StepResult {
   /** As the step ends, before that GC: the V8 heap reserved, and the memory Buffers hold outside it. */
   server_busy_heap_total_mb?: number;
   server_busy_external_mb?: number;
+  /** Where a round trip's time went (capacity-stages.ts), with the Service's trace. */
+  stages?: Stages;
+  /** The Service's process's CPU over the step (percent of a core): the Service, not the server, may be short of a core. */
+  service_cpu_percent?: number;
+  /** This load generator's event-loop delay over the step (p99, max): its own lateness is in every latency. */
+  loader_delay_ms?: { p99: number; max: number };
+  /** Palaver's own counters over the step (/metrics). */
+  server?: ServerCounters;
 }
 
 /** Growth of the server's memory per conversation added between two steps (bytes). */
@@ -142,8 +154,11 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
   const pid = palaver.child.pid;
   if (!pid) throw new Error('palaver has no pid');
   const conversations: Conversation[] = [];
-  /** Sends in flight: text → emit time. */
-  const pending = new Map<string, bigint>();
+  /** Sends in flight: text → emit time (ms, on the clock every process shares: see capacity-service.ts). */
+  const pending = new Map<string, number>();
+  /** This step's measured sends: text → [emit, acknowledged, answer on the socket] (NaN: not yet). */
+  const timeline = new Map<string, [number, number, number]>();
+  const now = () => performance.timeOrigin + performance.now();
   let latencies: number[] = [];
   let errors = 0;
   /** Sends refused with server_busy (a widget sends them again after retryAfter). */
@@ -159,11 +174,15 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         c.seq += 1;
         const text = `c${index}.${c.seq}`;
         if (measuring) {
-          pending.set(text, process.hrtime.bigint());
+          const at = now();
+          pending.set(text, at);
+          timeline.set(text, [at, NaN, NaN]);
           sent += 1;
         }
         const counted = measuring;
         c.socket.emit('message', { message: text }, (answer: { status?: string; notifications?: Array<{ message: string }> }) => {
+          const times = timeline.get(text);
+          if (times) times[1] = now();
           if (!counted || answer.status === 'SUCCESS') return;
           // Refused explicitly (the node is full): not written, so no answer will come.
           pending.delete(text);
@@ -196,10 +215,14 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         const index = conversations.push(conversation) - 1;
         socket.on('message', (message: { typeId?: number; message?: string | null }) => {
           if (message.typeId !== 2 || !message.message?.startsWith('re: ')) return;
-          const t0 = pending.get(message.message.slice(4));
+          const text = message.message.slice(4);
+          const t0 = pending.get(text);
           if (t0 === undefined) return;
-          pending.delete(message.message.slice(4));
-          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+          pending.delete(text);
+          const at = now();
+          latencies.push(at - t0);
+          const times = timeline.get(text);
+          if (times) times[2] = at;
         });
         schedule(conversation, index);
       }
@@ -221,16 +244,32 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     refused = 0;
     sent = 0;
     pending.clear();
+    timeline.clear();
+    const readTrace = async () =>
+      palaver.serviceUrl
+        ? ((await (await fetch(`${palaver.serviceUrl}/trace`)).json()) as {
+            cpuSeconds: number;
+            messages: Record<string, [number, number]>;
+          })
+        : undefined;
+    const trace0 = await readTrace();
+    const counters0 = palaver.outbox === false ? undefined : await serverCounters(palaver.url);
+    const loaderDelay = monitorEventLoopDelay({ resolution: 10 });
+    loaderDelay.enable();
     const cpu0 = cpuSeconds(pid);
     const t0 = Date.now();
     measuring = true;
     await tick(options.stepSeconds * 1000);
     measuring = false;
-    const cpu = (cpuSeconds(pid) - cpu0) / ((Date.now() - t0) / 1000);
+    const seconds = (Date.now() - t0) / 1000;
+    const cpu = (cpuSeconds(pid) - cpu0) / seconds;
+    loaderDelay.disable();
+    const counters = counters0 && counterDelta(counters0, await serverCounters(palaver.url), seconds);
     const outboxPending = palaver.outbox === false ? undefined : ((await metricsOf(palaver.url)).palaver_deliveries_pending ?? 0);
     // Answers to the last sends of the window may still be on their way.
     for (let waited = 0; waited < answerWaitMs && pending.size > 0; waited += 100) await tick(100);
     const unanswered = pending.size;
+    const trace = await readTrace();
     const sorted = [...latencies].sort((a, b) => a - b);
     const step: StepResult = {
       conversations: conversations.length,
@@ -245,6 +284,14 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       server_rss_mb: 0,
       server_rss_bytes: rssBytes(pid),
       ...(outboxPending === undefined ? {} : { outbox_pending: outboxPending }),
+      ...(trace && trace0
+        ? {
+            stages: stagesOf(timeline, trace.messages),
+            service_cpu_percent: Math.round(((trace.cpuSeconds - trace0.cpuSeconds) / seconds) * 100),
+          }
+        : {}),
+      loader_delay_ms: { p99: Math.round(loaderDelay.percentile(99) / 1e5) / 10, max: Math.round(loaderDelay.max / 1e5) / 10 },
+      ...(counters ? { server: counters } : {}),
     };
     step.server_rss_mb = mb(step.server_rss_bytes);
     if (options.inspectPort) {
@@ -266,6 +313,10 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, ` +
         (step.outbox_pending === undefined ? '' : `outbox ${step.outbox_pending}, `) +
         `RSS ${step.server_rss_mb} MB` +
+        (step.service_cpu_percent === undefined ? '' : `, Service CPU ${step.service_cpu_percent}%`) +
+        `, loader delay p99 ${step.loader_delay_ms?.p99} ms max ${step.loader_delay_ms?.max} ms` +
+        (step.stages ? `\n      stages: ${JSON.stringify(step.stages)}` : '') +
+        (step.server ? `\n      server: ${JSON.stringify(step.server)}` : '') +
         (step.server_heap_mb === undefined
           ? ''
           : `, heap after GC ${step.server_heap_mb} MB, RSS after GC ${step.server_rss_after_gc_mb} MB ` +

@@ -118,7 +118,7 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
           body: JSON.stringify({ palaverUrl: palaver.url, apiKey: palaver.service.apiKey }),
         });
         process.stderr.write(`  (${mode})\n`);
-        return await benchCapacity(palaver, { ...options, inspectPort });
+        return await benchCapacity({ ...palaver, serviceUrl }, { ...options, inspectPort });
       } finally {
         await palaver.stop();
         await database?.drop();

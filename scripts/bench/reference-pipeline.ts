@@ -68,9 +68,10 @@ async function store(userId: number, typeId: number, body: string): Promise<Row>
   }
 }
 
-// Webhooks as Palaver's sender makes them: keep-alive connections (16 a Service, as Palaver's
-// `webhooks.maxPerService`), got's stream interface with the answer drained, no decompression.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+// Webhooks as Palaver's sender makes them: keep-alive connections (64 a Service, as Palaver's
+// `webhooks.maxPerService`, so that both hold as many webhooks in flight to the one Service),
+// got's stream interface with the answer drained, no decompression.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const client = got.extend({
   agent: { http: agent },
   timeout: { request: 10_000 },
@@ -212,7 +213,7 @@ io.on('connection', (socket) => {
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
 process.on('SIGTERM', () => {
   // What was still queued when the run ended (a backlog says which step was the bottleneck):
-  // webhooks waiting for one of the 16 connections, transactions waiting for a pooled connection.
+  // webhooks waiting for one of the 64 connections, transactions waiting for a pooled connection.
   const webhooksWaiting = Object.values(agent.requests).reduce((n, queue) => n + (queue?.length ?? 0), 0);
   process.stderr.write(
     `reference: ${failedWebhooks} webhooks failed; at the end ${webhooksWaiting} webhooks waited for a connection, ` +

@@ -65,7 +65,7 @@ export async function referenceCapacity(mode: 'postgresql' | 'embedded', service
     const steps = [...options.steps];
     for (let next = last + stride; next <= last * 2; next += stride) steps.push(next);
     const result = await benchCapacity(
-      { ...reference, account: { identification: 'reference' }, outbox: false },
+      { ...reference, account: { identification: 'reference' }, outbox: false, serviceUrl },
       { ...options, steps, overload: false, inspectPort: undefined, snapshotDir: undefined, stopAtKnee: true },
     );
     // Every step held: the reference holds at least this many, more than was asked.

@@ -46,6 +46,13 @@ export interface WorkerDeps {
 /** How often the worker ends timed-out handover offers: an offer lasts at least 10 s. */
 const OFFER_SWEEP_MS = 1000;
 
+/**
+ * Emails (bucket 0) in flight per node, at most: each is an SMTP connection of its own to the
+ * one relay, and relays cap a client's connections (Postfix at 50, hosted relays often lower).
+ * `webhooks.maxPerService` (64) is sized for a bot answering every conversation, not for them.
+ */
+const EMAILS_IN_FLIGHT = 16;
+
 export class DeliveryWorker {
   readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: WebhookSender;
@@ -215,12 +222,19 @@ export class DeliveryWorker {
    * (claimed or handed over, unsent deliveries count).
    */
   private limits(): { total: number; freeByBucket: Map<number, number> } {
-    const { maxInFlight, maxPerService } = this.deps.options;
-    const held = new Map(this.perBucket);
+    const { maxInFlight } = this.deps.options;
+    // The emails' bucket always: a claim gives a bucket it is not told of `2 * maxPerService`.
+    const held = new Map([[0, 0], ...this.perBucket]);
     for (const { delivery } of this.waiting) held.set(delivery.bucket, (held.get(delivery.bucket) ?? 0) + 1);
     const freeByBucket = new Map<number, number>();
-    for (const [bucket, busy] of held) freeByBucket.set(bucket, 2 * maxPerService - busy);
+    for (const [bucket, busy] of held) freeByBucket.set(bucket, 2 * this.limitOf(bucket) - busy);
     return { total: 2 * maxInFlight - this.inFlight.size - this.waiting.length, freeByBucket };
+  }
+
+  /** Attempts in flight at most for a bucket: a Service's, an account's pushes, or the emails. */
+  private limitOf(bucket: number): number {
+    const { maxPerService } = this.deps.options;
+    return bucket === 0 ? Math.min(EMAILS_IN_FLIGHT, maxPerService) : maxPerService;
   }
 
   /** Hand-offs (handoff.ts): within the claims' limits, and only while claims have caught up. */
@@ -276,14 +290,14 @@ export class DeliveryWorker {
    */
   private pump(): void {
     if (this.stopped) return;
-    const { maxInFlight, maxPerService, timeoutMs } = this.deps.options;
+    const { maxInFlight, timeoutMs } = this.deps.options;
     const stale: ClaimedDelivery[] = [];
     for (let i = 0; i < this.waiting.length && this.inFlight.size < maxInFlight;) {
       const { delivery, claimedAt } = this.waiting[i] as (typeof this.waiting)[number];
       if (Date.now() - claimedAt > this.leaseMs - 2 * timeoutMs) {
         stale.push(delivery);
         this.waiting.splice(i, 1);
-      } else if ((this.perBucket.get(delivery.bucket) ?? 0) < maxPerService) {
+      } else if ((this.perBucket.get(delivery.bucket) ?? 0) < this.limitOf(delivery.bucket)) {
         this.waiting.splice(i, 1);
         this.dispatch(delivery);
       } else {
@@ -315,8 +329,12 @@ export class DeliveryWorker {
       const left = (this.perBucket.get(bucket) ?? 1) - 1;
       if (left > 0) this.perBucket.set(bucket, left);
       else this.perBucket.delete(bucket);
-      // The slot goes to a waiting delivery now; the loop claims more behind it when more may
-      // be due than this node holds (see `behind`). Otherwise commits wake the loop.
+      // The slot goes to a waiting delivery now, not after the loop's next claim (a round trip,
+      // behind whatever else waits for the pool) or the next hand-off: under load, slots stood
+      // empty that long while deliveries waited in memory, and the outbox grew. The loop claims
+      // more behind it when more may be due than this node holds (see `behind`). Otherwise
+      // commits wake the loop.
+      this.pump();
       if (this.behind) this.nudge();
     };
     // The HTTP slot is free once the answer is in; the lease keeps the row ours until the
