@@ -60,7 +60,15 @@ const { values } = parseArgs({
 });
 const number = (name: keyof typeof values) => Number(values[name]);
 
-type CapacityGrowth = { from: number; to: number; rss_bytes: number; heap_bytes?: number; rss_after_gc_bytes?: number };
+type CapacityGrowth = {
+  from: number;
+  to: number;
+  rss_bytes: number;
+  rss_mean_bytes: number;
+  rss_peak_bytes: number;
+  heap_bytes?: number;
+  rss_after_gc_bytes?: number;
+};
 let capacityGrowth: CapacityGrowth[] = [];
 
 interface Shared {
@@ -167,6 +175,8 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
     return Promise.resolve({
       value: first.rss_bytes,
       unit: `bytes RSS per busy conversation (${first.from} → ${first.to})`,
+      rss_mean_bytes: first.rss_mean_bytes,
+      rss_peak_bytes: first.rss_peak_bytes,
       heap_bytes: first.heap_bytes,
       rss_after_gc_bytes: first.rss_after_gc_bytes,
       later: more,
