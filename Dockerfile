@@ -14,5 +14,7 @@ RUN npm run build:web
 RUN mkdir -p /app/data/media && chown -R node:node /app/data
 USER node
 EXPOSE 3000
-# node directly (not npm) so SIGTERM reaches Palaver and it shuts down gracefully.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# node directly (not npm) so SIGTERM reaches Palaver and it shuts down gracefully. The heap limit
+# as `npm start` sets it: V8 then lets garbage grow to at most 1.6 times the live heap before a
+# full collection, instead of 4 times (docs/performance.md, Memory per busy conversation).
+CMD ["node", "--max-old-space-size=1024", "--import", "tsx", "src/main.ts"]

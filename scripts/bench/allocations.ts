@@ -1,12 +1,14 @@
-// `npx tsx scripts/bench/allocations.ts PORT SECONDS`: what a process started with
+// `npx tsx scripts/bench/allocations.ts PORT SECONDS [promoted]`: what a process started with
 // --inspect=127.0.0.1:PORT (the capacity bench's server: its inspector port is on its command
 // line) allocates over SECONDS, garbage included, by the function that allocated it, and by
-// the functions of src/ with what they called.
+// the functions of src/ with what they called. With `promoted`: only what outlived the young
+// generation (see sampleAllocations).
 import { sampleAllocations, type AllocationNode } from './inspector.ts';
 
-const [port, seconds] = process.argv.slice(2).map(Number);
-if (!port || !seconds) throw new Error('usage: allocations.ts PORT SECONDS');
-const head = await sampleAllocations(port, seconds);
+const [port, seconds] = process.argv.slice(2, 4).map(Number);
+const promoted = process.argv[4] === 'promoted';
+if (!port || !seconds) throw new Error('usage: allocations.ts PORT SECONDS [promoted]');
+const head = await sampleAllocations(port, seconds, promoted);
 
 const self = new Map<string, number>();
 const inclusive = new Map<string, number>();
@@ -32,7 +34,9 @@ const top = (entries: Iterable<[string, number]>, count: number) =>
     .slice(0, count)
     .map(([key, bytes]) => `${mb(bytes)} MB ${key}`)
     .join('\n');
-process.stdout.write(`${mb(total)} MB allocated in ${seconds} s\n\nby the function that allocated:\n${top(self, 30)}\n`);
+process.stdout.write(
+  `${mb(total)} MB allocated${promoted ? ' and promoted' : ''} in ${seconds} s\n\nby the function that allocated:\n${top(self, 30)}\n`,
+);
 process.stdout.write(
   `\nfunctions of src/, with what they called:\n${top(
     [...inclusive].filter(([key]) => key.includes(' src/')),

@@ -66,7 +66,11 @@ interface StepResult {
   p99_ms: number;
   server_cpu_percent: number;
   server_rss_mb: number;
+  /** As the step ends (after the wait for late answers): one instant, wherever the GC's sawtooth stands. */
   server_rss_bytes: number;
+  /** Over the measured window, read every half second: the mean and the highest. */
+  server_rss_mean_bytes: number;
+  server_rss_peak_bytes: number;
   /** Webhooks due and not yet sent as the step ends: the Service's answers wait behind them (Palaver's outbox). */
   outbox_pending?: number;
   /** The server's live heap after a full GC, at the end of the step (with the inspector). */
@@ -78,6 +82,8 @@ interface StepResult {
   /** As the step ends, before that GC: the V8 heap reserved, and the memory Buffers hold outside it. */
   server_busy_heap_total_mb?: number;
   server_busy_external_mb?: number;
+  /** Of that reserve, the young generation's semi-spaces. */
+  server_busy_new_space_mb?: number;
   /** Where a round trip's time went (capacity-stages.ts), with the Service's trace. */
   stages?: Stages;
   /** The Service's process's CPU over the step (percent of a core): the Service, not the server, may be short of a core. */
@@ -93,6 +99,8 @@ interface Growth {
   from: number;
   to: number;
   rss_bytes: number;
+  rss_mean_bytes: number;
+  rss_peak_bytes: number;
   heap_bytes?: number;
   rss_after_gc_bytes?: number;
 }
@@ -259,7 +267,11 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     const cpu0 = cpuSeconds(pid);
     const t0 = Date.now();
     measuring = true;
+    // The busy RSS saws up and down with V8's collections: read through the window, not once.
+    const rssSamples: number[] = [];
+    const sampler = setInterval(() => rssSamples.push(rssBytes(pid)), 500);
     await tick(options.stepSeconds * 1000);
+    clearInterval(sampler);
     measuring = false;
     const seconds = (Date.now() - t0) / 1000;
     const cpu = (cpuSeconds(pid) - cpu0) / seconds;
@@ -283,6 +295,8 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       server_cpu_percent: Math.round(cpu * 100),
       server_rss_mb: 0,
       server_rss_bytes: rssBytes(pid),
+      server_rss_mean_bytes: Math.round(rssSamples.reduce((sum, b) => sum + b, 0) / Math.max(rssSamples.length, 1)),
+      server_rss_peak_bytes: Math.max(0, ...rssSamples),
       ...(outboxPending === undefined ? {} : { outbox_pending: outboxPending }),
       ...(trace && trace0
         ? {
@@ -298,6 +312,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       const busy = await memoryAfterGc(options.inspectPort, false);
       step.server_busy_heap_total_mb = mb(busy.heapTotal);
       step.server_busy_external_mb = mb(busy.external);
+      step.server_busy_new_space_mb = mb(busy.newSpace);
       const collected = await memoryAfterGc(options.inspectPort);
       step.server_heap_bytes = collected.heap;
       step.server_heap_mb = mb(step.server_heap_bytes);
@@ -312,7 +327,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         `${step.unanswered} unanswered, ${step.errors} errors in all, ` +
         `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, ` +
         (step.outbox_pending === undefined ? '' : `outbox ${step.outbox_pending}, `) +
-        `RSS ${step.server_rss_mb} MB` +
+        `RSS ${step.server_rss_mb} MB (window: mean ${mb(step.server_rss_mean_bytes)}, peak ${mb(step.server_rss_peak_bytes)})` +
         (step.service_cpu_percent === undefined ? '' : `, Service CPU ${step.service_cpu_percent}%`) +
         `, loader delay p99 ${step.loader_delay_ms?.p99} ms max ${step.loader_delay_ms?.max} ms` +
         (step.stages ? `\n      stages: ${JSON.stringify(step.stages)}` : '') +
@@ -320,7 +335,8 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         (step.server_heap_mb === undefined
           ? ''
           : `, heap after GC ${step.server_heap_mb} MB, RSS after GC ${step.server_rss_after_gc_mb} MB ` +
-            `(before: reserved ${step.server_busy_heap_total_mb} MB, external ${step.server_busy_external_mb} MB)`),
+            `(before: reserved ${step.server_busy_heap_total_mb} MB, young generation ${step.server_busy_new_space_mb} MB, ` +
+            `external ${step.server_busy_external_mb} MB)`),
     );
     return step;
   };
@@ -380,6 +396,8 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       from: prev.conversations,
       to: step.conversations,
       rss_bytes: Math.round((step.server_rss_bytes - prev.server_rss_bytes) / added),
+      rss_mean_bytes: Math.round((step.server_rss_mean_bytes - prev.server_rss_mean_bytes) / added),
+      rss_peak_bytes: Math.round((step.server_rss_peak_bytes - prev.server_rss_peak_bytes) / added),
       ...heap,
       ...afterGc,
     };

@@ -11,6 +11,8 @@ export interface Memory {
   heapTotal: number;
   /** Memory outside the V8 heap that JavaScript objects hold (Buffers, ArrayBuffers). */
   external: number;
+  /** Of heapTotal, the young generation's share (its semi-spaces): sized by the allocation rate, not by what is kept. */
+  newSpace: number;
 }
 
 async function debuggerUrl(port: number): Promise<string> {
@@ -61,11 +63,11 @@ export async function memoryAfterGc(port: number, gc = true): Promise<Memory> {
       await call('HeapProfiler.collectGarbage');
     }
     const { result } = (await call('Runtime.evaluate', {
-      expression: 'JSON.stringify(process.memoryUsage())',
+      expression: `JSON.stringify({ ...process.memoryUsage(), newSpace: process.getBuiltinModule('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size })`,
       returnByValue: true,
     })) as { result: { value: string } };
-    const usage = JSON.parse(result.value) as { heapUsed: number; rss: number; heapTotal: number; external: number };
-    return { heap: usage.heapUsed, rss: usage.rss, heapTotal: usage.heapTotal, external: usage.external };
+    const usage = JSON.parse(result.value) as { heapUsed: number; rss: number; heapTotal: number; external: number; newSpace?: number };
+    return { heap: usage.heapUsed, rss: usage.rss, heapTotal: usage.heapTotal, external: usage.external, newSpace: usage.newSpace ?? 0 };
   } finally {
     close();
   }
@@ -98,16 +100,18 @@ export interface AllocationNode {
 /**
  * What the process allocates over `seconds`, garbage included (the objects collected since
  * are kept in the profile), sampled every `interval` bytes: where the garbage of the moment,
- * which sizes the V8 heap's reserve, comes from.
+ * which sizes the V8 heap's reserve, comes from. `promoted`: only what outlived the young
+ * generation (kept, or collected by a full GC): the old generation's allocation rate, which
+ * sets how far V8 lets the old generation grow before its next full collection.
  */
-export async function sampleAllocations(port: number, seconds: number, interval = 16_384): Promise<AllocationNode> {
+export async function sampleAllocations(port: number, seconds: number, promoted = false, interval = 16_384): Promise<AllocationNode> {
   const { call, close } = await session(port);
   try {
     await call('HeapProfiler.enable');
     await call('HeapProfiler.startSampling', {
       samplingInterval: interval,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMinorGC: !promoted,
     });
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     const { profile } = (await call('HeapProfiler.stopSampling')) as { profile: { head: AllocationNode } };

@@ -23,6 +23,13 @@ async function call<T>(url: string, method: string, body: unknown, headers: Reco
   return json.data;
 }
 
+/**
+ * The V8 flags `npm start` and the Docker image start Palaver with (package.json, Dockerfile):
+ * the benchmarks measure the node as it runs. Why this heap limit: docs/performance.md,
+ * Memory per busy conversation.
+ */
+export const NODE_FLAGS = ['--max-old-space-size=1024'];
+
 /** One Palaver process, without the account and Service a benchmark makes (see startPalaver). */
 export interface BenchNode {
   url: string;
@@ -40,8 +47,9 @@ export async function startNode(
   options: { inspectPort?: number; dataDir?: string; redisUrl?: string } = {},
 ): Promise<BenchNode> {
   const port = await freePort();
-  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the measured server (not allowed in NODE_OPTIONS).
-  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the measured server (not allowed in NODE_OPTIONS);
+  // given after the product's own flags, a V8 flag there overrides them (--max-old-space-size=0: V8's default).
+  const nodeArgs = [...NODE_FLAGS, ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
   if (options.inspectPort) nodeArgs.push(`--inspect=127.0.0.1:${options.inspectPort}`);
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
