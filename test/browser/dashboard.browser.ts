@@ -885,6 +885,33 @@ describe('Operator dashboard', function () {
     expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
   });
 
+  it('goes back to sign-in when the operator is disabled before the live socket is let in (the handshake refused)', async () => {
+    // The order the test above leaves to chance: the page is signed in, the socket's handshake
+    // reaches the server only after the operator is disabled, and the server refuses it.
+    const { page } = browser();
+    const account = await createAccount();
+    const target = await newOperator([{ permission: 'conversations:read', accountId: account.id }]);
+    let opened!: () => void;
+    const opening = new Promise<void>((resolve) => (opened = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.routeWebSocket(/\/socket\.io\//, async (socket) => {
+      opened();
+      await released;
+      socket.connectToServer();
+    });
+    await openDashboard(page);
+    await signIn(page, target.email, target.password);
+    await opening;
+    const operators = await api().get<Array<{ id: number; email: string }>>('/adminApi/operators', { token: await adminToken() });
+    const id = operators.body.data.find((o) => o.email === target.email)?.id;
+    const disabled = await api().put(`/adminApi/operators/${id}/disabled`, { token: await adminToken(), json: { disabled: true } });
+    expect(disabled.status).to.equal(200);
+    release();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+  });
+
   it('disables an operator with a confirmation: their session ends and their sign-in fails with the reason; enabling lets them in', async () => {
     const { page } = browser();
     const target = await newOperator([{ permission: 'accounts:read', accountId: null }]);

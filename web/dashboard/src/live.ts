@@ -2,7 +2,7 @@
 // server says which conversation changed, or whose delivery outcomes were committed; pages that
 // show them read them again over the Admin API.
 import { io, type Socket } from 'socket.io-client';
-import type { ConversationChange, DeliveriesChange, OperatorEvents } from '../../../src/contracts/operator-events.ts';
+import type { ConversationChange, DeliveriesChange, Ended, OperatorEvents } from '../../../src/contracts/operator-events.ts';
 import { sessionEnded } from './api.ts';
 
 export type { ConversationChange, DeliveriesChange };
@@ -25,6 +25,13 @@ export function connectLive(token: string): void {
   // away), the page stays; what it reads next answers 403.
   socket.on('ended', ({ code }) => {
     if (code === 'invalid_token') sessionEnded();
+  });
+  // The page was signed in when it opened the socket, but the session may end before the
+  // handshake reaches the server (disabled or signed out meanwhile): the server then refuses it
+  // with the same code, and Socket.IO does not try again after a refusal, so nothing else would
+  // ever tell the page.
+  socket.on('connect_error', (err: Error & { data?: Partial<Ended> }) => {
+    if (err.data?.code === 'invalid_token') sessionEnded();
   });
 }
 
