@@ -1,10 +1,11 @@
-// Palaver as a real operating-system process (`src/main.ts`), for what only a process shows:
-// start-up from the environment, restarts, signals, exit codes.
+// Palaver as a real operating-system process (the server, `src/main.ts`; the admin command line,
+// `scripts/admin.ts`), for what only a process shows: start-up from the environment, restarts,
+// signals, exit codes. The processes run the run's bundle of those programs (bundle.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { bundled, ROOT, type Program } from './bundle.ts';
 import type { TestDatabase } from './database.ts';
 
-export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export { ROOT };
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -22,11 +23,11 @@ export interface ExitedProcess {
   stderr: string;
 }
 
-function launch(script: string, args: string[], env: Record<string, string | undefined>): ChildProcess {
+function launch(program: Program, args: string[], env: Record<string, string | undefined>): ChildProcess {
   // --liftoff-only: V8 compiles PGlite's WebAssembly with its baseline compiler and never again
   // with the optimizing one, which a process that lives for a command or a few requests would pay
   // for (about half a CPU second each) and hardly use. What the process does is the same.
-  return spawn(process.execPath, ['--liftoff-only', '--import', 'tsx', script, ...args], {
+  return spawn(process.execPath, ['--liftoff-only', bundled(program), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -88,9 +89,9 @@ export function startProcess(env: Record<string, string | undefined>, timeoutMs 
   });
 }
 
-/** Runs a script to completion (the CLI, or a start that is expected to fail). */
-export function runProcess(script: string, args: string[], env: Record<string, string | undefined>): Promise<ExitedProcess> {
-  const child = launch(script, args, env);
+/** Runs a program to completion (the CLI, or a start that is expected to fail). */
+export function runProcess(program: Program, args: string[], env: Record<string, string | undefined>): Promise<ExitedProcess> {
+  const child = launch(program, args, env);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
