@@ -3,7 +3,7 @@
 // signals, exit codes. The processes run the run's bundle of those programs (bundle.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { bundled, ROOT, type Program } from './bundle.ts';
-import type { TestDatabase } from './database.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export { ROOT };
 
@@ -97,4 +97,59 @@ export function runProcess(program: Program, args: string[], env: Record<string,
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+export interface ProcessFixture {
+  /** The current test's database: a copy of the template, made before each test. */
+  readonly database: TestDatabase;
+  /** The environment that points a process at it. */
+  env(): Record<string, string | undefined>;
+  /** Starts the server on it, with `env` added; whatever still runs after the test is killed. */
+  start(env?: Record<string, string | undefined>): Promise<ServerProcess>;
+  /** Runs a program to completion on it, with `env` added. */
+  run(program: Program, args: string[], env?: Record<string, string | undefined>): Promise<ExitedProcess>;
+  /** Replaces the test's database with an empty one, for what a first start does on nothing. */
+  emptyDatabase(): Promise<void>;
+}
+
+/**
+ * For a `describe` whose tests start processes: a database of its own for each test, and after
+ * each test every process it started killed and the database dropped. `common` is added to the
+ * environment of every process.
+ */
+export function processFixture(label: string, common: Record<string, string | undefined> = {}): ProcessFixture {
+  let database: TestDatabase | undefined;
+  const started: ServerProcess[] = [];
+  const current = () => {
+    if (!database) throw new Error('no database outside a test');
+    return database;
+  };
+  const env = () => ({ ...common, PALAVER_DATA_DIR: current().dataDir, DATABASE_URL: current().databaseUrl });
+
+  beforeEach(async () => {
+    database = await createTestDatabase(label);
+  });
+
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((running) => running.stop('SIGKILL')));
+    await database?.drop();
+    database = undefined;
+  });
+
+  return {
+    get database() {
+      return current();
+    },
+    env,
+    async start(extra = {}) {
+      const running = await startProcess({ ...env(), ...extra });
+      started.push(running);
+      return running;
+    },
+    run: (program, args, extra = {}) => runProcess(program, args, { ...env(), ...extra }),
+    async emptyDatabase() {
+      await current().drop();
+      database = await createTestDatabase(label, { empty: true });
+    },
+  };
 }
