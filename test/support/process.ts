@@ -49,8 +49,12 @@ export function nodeEnv(
   };
 }
 
-/** Starts `src/main.ts` and resolves when it logs that it listens. */
-export function startProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
+/**
+ * Starts `src/main.ts` and resolves when it logs that it listens. The time limit only turns a hang
+ * into a message with the output: a first start on nothing (initdb, every migration) took more than
+ * a minute beside other suites (load average 30).
+ */
+export function startProcess(env: Record<string, string | undefined>, timeoutMs = 180_000): Promise<ServerProcess> {
   const child = launch('src/main.ts', [], { LOG_LEVEL: 'info', ...env });
   let output = '';
   return new Promise((resolve, reject) => {
