@@ -5,11 +5,11 @@ import { expect } from 'chai';
 import { enqueue } from '../src/deliveries/outbox.ts';
 import { createAccount } from '../src/tenancy/accounts.ts';
 import { createService } from '../src/tenancy/services.ts';
-import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
+import { mode, type TestDatabase } from './support/database.ts';
 import { webhookId } from './support/deliveries.ts';
 import { client } from './support/http.ts';
 import { withDatabase } from './support/populate.ts';
-import { startProcess, type ServerProcess } from './support/process.ts';
+import { processFixture } from './support/process.ts';
 import { Receiver, type Received } from './support/receiver.ts';
 
 const ADMIN = { PALAVER_ADMIN_EMAIL: 'ops@palaver.test', PALAVER_ADMIN_PASSWORD: 'crash test password' };
@@ -55,38 +55,30 @@ async function waitForAll(receiver: Receiver, ids: string[], timeoutMs: number):
 
 describe('deliveries across server processes', function () {
   this.timeout(180_000);
-  let database: TestDatabase;
+  // Registered first, so that its processes are killed before the receiver closes.
+  const proc = processFixture('crash', ADMIN);
   let receiver: Receiver;
-  const running: ServerProcess[] = [];
 
   beforeEach(async () => {
-    database = await createTestDatabase('crash');
     receiver = await Receiver.start();
   });
 
   afterEach(async () => {
-    await Promise.all(running.splice(0).map((p) => p.stop('SIGKILL')));
     await receiver.close();
-    await database.drop();
   });
 
-  const env = () => ({ ...ADMIN, PALAVER_DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl });
-
   it(`delivers everything after a SIGKILL with deliveries pending and in flight (${mode})`, async () => {
-    const work = await populate(database, receiver.url, 3, 20);
+    const work = await populate(proc.database, receiver.url, 3, 20);
     receiver.always({ status: 200, delayMs: 150 });
 
-    const first = await startProcess(env());
-    running.push(first);
+    const first = await proc.start();
     await receiver.waitFor(10, 60_000);
     const killed = await first.stop('SIGKILL');
     expect(killed.code).to.equal(null);
-    running.pop();
     const beforeRestart = distinctIds(receiver.requests).size;
     expect(beforeRestart, 'the kill came before the end').to.be.lessThan(work.ids.length);
 
-    const second = await startProcess(env());
-    running.push(second);
+    const second = await proc.start();
     await waitForAll(receiver, work.ids, 90_000);
     expect([...distinctIds(receiver.requests)].sort()).to.deep.equal([...work.ids].sort());
 
@@ -121,10 +113,9 @@ describe('deliveries across server processes', function () {
     // 500 chains: more than both nodes' first claims take for one Service (twice
     // webhooks.maxPerService each), and a node keeps the chains it holds (the next of a chain is
     // handed to the node that ended the one before), so with fewer one node may hold them all.
-    const work = await populate(database, receiver.url, 500, 10);
+    const work = await populate(proc.database, receiver.url, 500, 10);
     receiver.always({ status: 200, delayMs: 2 });
-    const nodes = await Promise.all([startProcess(env()), startProcess(env())]);
-    running.push(...nodes);
+    const nodes = await Promise.all([proc.start(), proc.start()]);
     await waitForAll(receiver, work.ids, 150_000);
 
     const byId = new Map<string, Received[]>();

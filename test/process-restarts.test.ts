@@ -5,34 +5,20 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { io } from 'socket.io-client';
-import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
+import { mode } from './support/database.ts';
 import { client } from './support/http.ts';
-import { runProcess, startProcess, type ServerProcess } from './support/process.ts';
+import { processFixture, type ServerProcess } from './support/process.ts';
 import { freePort } from './support/redis.ts';
 
 describe('the server process across restarts', function () {
   // Several processes per test, each a second or two of CPU.
   this.timeout(300_000);
-  let database: TestDatabase;
-  let running: ServerProcess | undefined;
-
-  const env = () => ({ PALAVER_DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl });
-
-  beforeEach(async () => {
-    database = await createTestDatabase('proc');
-  });
-
-  afterEach(async () => {
-    await running?.stop('SIGKILL');
-    running = undefined;
-    await database.drop();
-  });
+  const proc = processFixture('proc');
 
   it(`starts with no setup (${mode}), keeps its data across a restart and exits cleanly on SIGTERM`, async () => {
     // Nothing at all, not even the tables: the first start creates and migrates the database.
-    await database.drop();
-    database = await createTestDatabase('proc', { empty: true });
-    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    await proc.emptyDatabase();
+    let running = await proc.start({ PALAVER_DEMO: 'true' });
     const api = client(running.url);
     expect((await api.get('/healthz')).status).to.equal(200);
     expect((await api.get('/readyz')).status).to.equal(200);
@@ -51,7 +37,7 @@ describe('the server process across restarts', function () {
     expect(first.code).to.equal(0);
     expect(running.output()).to.contain('palaver stopped');
 
-    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    running = await proc.start({ PALAVER_DEMO: 'true' });
     expect(running.output(), 'the demo is made only once').to.not.contain('demo account');
     const again = client(running.url);
     const relogin = await again.post<{ token: string }>('/adminApi/login', { json: { email, password } });
@@ -67,9 +53,9 @@ describe('the server process across restarts', function () {
 
   it('lets open chat sockets reconnect by themselves across a graceful restart, and catch up', async () => {
     const port = await freePort();
-    running = await startProcess({ ...env(), PALAVER_DEMO: 'true', PORT: String(port) });
+    let running = await proc.start({ PALAVER_DEMO: 'true', PORT: String(port) });
     const identification = (await demoBanner(running))[4];
-    const { apiKey } = JSON.parse(readFileSync(path.join(database.dataDir, 'demo-bot.json'), 'utf8')) as { apiKey: string };
+    const { apiKey } = JSON.parse(readFileSync(path.join(proc.database.dataDir, 'demo-bot.json'), 'utf8')) as { apiKey: string };
     const api = client(running.url);
     const headers = { 'x-iris-identification': `${identification}:process-restart-device` };
     const registered = await api.post<{ userId: number }>('/clientApi/v1.9/devices', { headers, json: {} });
@@ -95,7 +81,7 @@ describe('the server process across restarts', function () {
       expect(stopped.code).to.equal(0);
       expect(await disconnected, 'a reason the client reconnects on (not "io server disconnect")').to.equal('transport close');
 
-      running = await startProcess({ ...env(), PALAVER_DEMO: 'true', PORT: String(port) });
+      running = await proc.start({ PALAVER_DEMO: 'true', PORT: String(port) });
       const reconnected = new Promise((resolve) => socket.io.once('reconnect', resolve));
       const sent = await client(running.url).post(`/users/${registered.body.data.userId}/messages`, {
         token: apiKey,
@@ -116,7 +102,7 @@ describe('the server process across restarts', function () {
     await new Promise<void>((resolve) => squatter.listen(port, '0.0.0.0', resolve));
     let failed;
     try {
-      failed = await runProcess('src/main.ts', [], { ...env(), PALAVER_DEMO: 'true', PORT: String(port), LOG_LEVEL: 'info' });
+      failed = await proc.run('src/main.ts', [], { PALAVER_DEMO: 'true', PORT: String(port), LOG_LEVEL: 'info' });
     } finally {
       await new Promise((resolve) => squatter.close(resolve));
     }
@@ -126,21 +112,21 @@ describe('the server process across restarts', function () {
     expect(said, 'no banner of a demo it could not serve').to.not.contain('demo account');
     expect(said, 'one line, no stack').to.not.contain('    at ');
 
-    running = await startProcess({ ...env(), PALAVER_DEMO: 'true', PORT: String(port) });
+    const running = await proc.start({ PALAVER_DEMO: 'true', PORT: String(port) });
     const [, email, password] = await demoBanner(running);
     const login = await client(running.url).post<{ token: string }>('/adminApi/login', { json: { email, password } });
     expect(login.status, login.text).to.equal(200);
   });
 
   it('shows the demo login at every start until its operator signs in, kept meanwhile in a file only its owner reads', async () => {
-    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    let running = await proc.start({ PALAVER_DEMO: 'true' });
     const [, email, password] = await demoBanner(running);
-    const kept = path.join(database.dataDir, 'demo-login.json');
+    const kept = path.join(proc.database.dataDir, 'demo-login.json');
     expect(statSync(kept).mode & 0o777, 'owner only').to.equal(0o600);
     // The terminal was closed before the password was copied: the next start shows it again.
     const stopped = await running.stop('SIGTERM');
     expect(stopped, running.output()).to.include({ code: 0, signal: null });
-    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    running = await proc.start({ PALAVER_DEMO: 'true' });
     const [, againEmail, againPassword] = await demoBanner(running);
     expect([againEmail, againPassword]).to.deep.equal([email, password]);
     expect(running.output()).to.contain(`until you sign in as ${email}`);
@@ -148,7 +134,7 @@ describe('the server process across restarts', function () {
     expect(login.status, login.text).to.equal(200);
     expect(existsSync(kept), 'forgotten once used').to.equal(false);
     expect((await running.stop('SIGTERM')).code).to.equal(0);
-    running = await startProcess({ ...env(), PALAVER_DEMO: 'true' });
+    running = await proc.start({ PALAVER_DEMO: 'true' });
     expect(running.output(), 'not shown after a sign-in').to.not.contain('demo account');
   });
 });

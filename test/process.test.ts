@@ -4,32 +4,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
-import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
+import { mode } from './support/database.ts';
 import { client } from './support/http.ts';
-import { ROOT, runProcess, startProcess, type ServerProcess } from './support/process.ts';
+import { processFixture, ROOT } from './support/process.ts';
 import { freePort } from './support/redis.ts';
 
 describe('the server process', function () {
   // A process or two per test, each a second or two of CPU.
   this.timeout(300_000);
-  let database: TestDatabase;
-  let running: ServerProcess | undefined;
-
-  const env = () => ({ PALAVER_DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl });
-
-  beforeEach(async () => {
-    database = await createTestDatabase('proc');
-  });
-
-  afterEach(async () => {
-    await running?.stop('SIGKILL');
-    running = undefined;
-    await database.drop();
-  });
+  const proc = processFixture('proc');
 
   it('says what a start is doing from its first second, and prints one readable line per request at a terminal', async () => {
-    running = await startProcess({ ...env(), PALAVER_LOG_FORMAT: 'pretty' });
-    const lines = () => running!.output().split('\n');
+    const running = await proc.start({ PALAVER_LOG_FORMAT: 'pretty' });
+    const lines = () => running.output().split('\n');
     expect(lines()[0], 'the first line').to.match(/INFO: starting Palaver \(NODE_ENV test, port 0\)$/);
     expect(running.output()).to.match(
       mode === 'embedded'
@@ -51,8 +38,7 @@ describe('the server process', function () {
   it('names DATABASE_URL when it cannot be reached, after trying again for PALAVER_DATABASE_RETRY_SECONDS', async () => {
     const closedPort = await freePort();
     const started = Date.now();
-    const result = await runProcess('src/main.ts', [], {
-      PALAVER_DATA_DIR: database.dataDir,
+    const result = await proc.run('src/main.ts', [], {
       DATABASE_URL: `postgresql://palaver:secret-password@127.0.0.1:${closedPort}/palaver`,
       PALAVER_DATABASE_RETRY_SECONDS: '5',
       LOG_LEVEL: 'info',
@@ -74,7 +60,7 @@ describe('the server process', function () {
     // `npm start` exactly as a newcomer runs it: npm, its shell, then the server.
     const npm = spawn('npm', ['start'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', LOG_LEVEL: 'info', PORT: String(port), ...env() },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', LOG_LEVEL: 'info', PORT: String(port), ...proc.env() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -89,11 +75,12 @@ describe('the server process', function () {
       for (let i = 0; i < 200 && !output.includes('palaver stopped'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(output, 'the server itself shut down').to.contain('palaver stopped');
       expect(await portOpen(port), 'nothing listens on the port').to.equal(false);
-      if (mode === 'embedded') expect(existsSync(path.join(database.dataDir, 'palaver.lock')), 'the data lock is released').to.equal(false);
+      if (mode === 'embedded')
+        expect(existsSync(path.join(proc.database.dataDir, 'palaver.lock')), 'the data lock is released').to.equal(false);
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');
       // A server left behind by a failure of this test: its pid is in the data lock.
-      const lock = path.join(database.dataDir, 'palaver.lock');
+      const lock = path.join(proc.database.dataDir, 'palaver.lock');
       if (existsSync(lock)) {
         const pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
         if (pid > 0 && pid !== process.pid) {
@@ -108,14 +95,14 @@ describe('the server process', function () {
   });
 
   it('refuses to start in production with a password hash cost below the default', async () => {
-    const result = await runProcess('src/main.ts', [], { ...env(), NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '10' });
+    const result = await proc.run('src/main.ts', [], { NODE_ENV: 'production', PALAVER_PASSWORD_HASH_COST: '10' });
     expect(result.code).to.equal(1);
     expect(result.stderr).to.contain('Invalid configuration');
     expect(result.stderr).to.contain('PALAVER_PASSWORD_HASH_COST (security.passwordHashCost): must be at least 15 in production');
   });
 
   it('stops at start with a message naming a wrong configuration value', async () => {
-    const result = await runProcess('src/main.ts', [], { ...env(), PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
+    const result = await proc.run('src/main.ts', [], { PORT: 'eighty', PALAVER_RETRY_SCHEDULE: 'x' });
     expect(result.code).to.equal(1);
     expect(result.stderr).to.contain('Invalid configuration');
     expect(result.stderr).to.contain('PORT');
@@ -124,8 +111,8 @@ describe('the server process', function () {
 
   if (mode === 'embedded') {
     it('refuses to open an embedded data directory that a running server holds', async () => {
-      running = await startProcess(env());
-      const second = await runProcess('src/main.ts', [], env());
+      const running = await proc.start();
+      const second = await proc.run('src/main.ts', []);
       expect(second.code).to.equal(1);
       expect(second.stdout + second.stderr).to.contain('is in use by process');
       expect((await client(running.url).get('/readyz')).status, 'the first one still serves').to.equal(200);

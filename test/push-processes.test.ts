@@ -1,10 +1,10 @@
 // Pushes across a real server process killed mid-delivery: every push written before the
 // kill arrives, per device in order, and none is sent twice at the same time (the lease).
 import { expect } from 'chai';
-import { createTestDatabase, mode, type TestDatabase } from './support/database.ts';
+import { mode } from './support/database.ts';
 import { webhookId } from './support/deliveries.ts';
 import { client } from './support/http.ts';
-import { startProcess, type ServerProcess } from './support/process.ts';
+import { processFixture } from './support/process.ts';
 import { Receiver, type Received } from './support/receiver.ts';
 import { parleyData } from './support/push.ts';
 
@@ -14,27 +14,21 @@ const PER_USER = 15;
 
 describe('pushes across server processes', function () {
   this.timeout(180_000);
-  let database: TestDatabase;
+  // Registered first, so that its processes are killed before the receiver closes.
+  const proc = processFixture('pushcrash', ADMIN);
   let hook: Receiver;
-  const running: ServerProcess[] = [];
 
   beforeEach(async () => {
-    database = await createTestDatabase('pushcrash');
     hook = await Receiver.start();
   });
   afterEach(async () => {
-    await Promise.all(running.splice(0).map((p) => p.stop('SIGKILL')));
     await hook.close();
-    await database.drop();
   });
-
-  const env = () => ({ ...ADMIN, PALAVER_DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl });
 
   it(`sends every push written before a SIGKILL, per device in order, never twice at once (${mode})`, async () => {
     // Slow enough that the kill finds pushes pending and in flight.
     hook.always({ status: 200, delayMs: 150 });
-    const first = await startProcess(env());
-    running.push(first);
+    const first = await proc.start();
     const api = client(first.url);
     const login = await api.post<{ token: string }>('/adminApi/login', {
       json: { email: ADMIN.PALAVER_ADMIN_EMAIL, password: ADMIN.PALAVER_ADMIN_PASSWORD },
@@ -74,11 +68,9 @@ describe('pushes across server processes', function () {
     await hook.waitFor(5, 60_000);
     const killed = await first.stop('SIGKILL');
     expect(killed.code).to.equal(null);
-    running.pop();
     expect(new Set(hook.requests.map(webhookId)).size, 'the kill came before the end').to.be.lessThan(total);
 
-    const second = await startProcess(env());
-    running.push(second);
+    const second = await proc.start();
     const deadline = Date.now() + 90_000;
     while (new Set(hook.requests.map(webhookId)).size < total) {
       if (Date.now() > deadline) throw new Error(`only ${new Set(hook.requests.map(webhookId)).size} of ${total} pushes arrived`);

@@ -5,13 +5,12 @@
 // framed (no clickjacking of an operator's session).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import { AppError } from '../errors.ts';
 import type { AppContext, AppContextExtras, AppRouter, AppState } from '../http/types.ts';
 
 /** Where scripts/build-web.ts writes the dashboard (dist/web/dashboard). */
-const BUILT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/web/dashboard');
+const BUILT = path.resolve(import.meta.dirname, '..', '..', 'dist', 'web', 'dashboard');
 
 const CSP = [
   "default-src 'none'",

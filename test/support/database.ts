@@ -68,14 +68,17 @@ function urlOf(name: string): string {
 let counter = 0;
 const uniqueName = (label: string) => `palaver_${currentRun().name}_${label}_${process.pid}_${counter++}`.toLowerCase();
 
-/**
- * Starts a run (the global setup, once, before mocha starts its workers): the run directory and
- * the template, migrated with the code as it is now. Embedded: the template is a migrated PGlite
- * directory to copy; PostgreSQL: a database to copy.
- */
-export async function startRun(): Promise<void> {
+/** Starts a run (the global setup, once, before mocha starts its workers): its name and directory. */
+export function startRun(): void {
   process.env[RUN_ENV] = `${process.pid}${Date.now().toString(36)}`;
   mkdirSync(currentRun().dir, { recursive: true });
+}
+
+/**
+ * The run's template (the global setup, after startRun), migrated with the code as it is now.
+ * Embedded: a migrated PGlite directory to copy; PostgreSQL: a database to copy.
+ */
+export async function makeTemplate(): Promise<void> {
   const logger = createLogger({ logLevel: 'silent' });
   const dataDir = tempDir('template');
   const name = serverUrl ? uniqueName('template') : '';

@@ -3,19 +3,21 @@
 // running whole test files one after another).
 //
 // The global setup runs once, in the main process, before any worker starts: the browser bundles,
-// and the run's migrated template database (database.ts), which the workers find through the
-// environment they inherit. Each process that runs tests has one shared Palaver on the run's
+// the run's migrated template database (database.ts) and the bundle of the programs tests start
+// as processes (bundle.ts), which the workers find through the environment they inherit. Each process that runs tests has one shared Palaver on the run's
 // database mode, started by the first file it runs (in parallel mode mocha runs root beforeAll
 // hooks once per file). A worker's server lives as long as the worker, which mocha ends with
 // process.exit; the global teardown then removes every database and directory of the run.
 import { buildWeb } from '../../scripts/build-web.ts';
-import { mode, removeRun, startRun } from './database.ts';
+import { buildProcessBundle } from './bundle.ts';
+import { makeTemplate, mode, removeRun, startRun, tempDir } from './database.ts';
 import { setSharedServer, sharedServerStarted, startTestServer } from './server.ts';
 
 export async function mochaGlobalSetup(): Promise<void> {
   process.stdout.write(`  (database: ${mode}${process.env.TEST_REDIS_URL ? ', redis' : ''})\n`);
-  // The browser bundles as the sources are now: no test runs a stale widget.
-  await Promise.all([buildWeb(), startRun()]);
+  // Every bundle as the sources are now: no test runs a stale widget or server.
+  startRun();
+  await Promise.all([buildWeb(), makeTemplate(), buildProcessBundle(tempDir('bundle'))]);
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {

@@ -1,10 +1,11 @@
-// Palaver as a real operating-system process (`src/main.ts`), for what only a process shows:
-// start-up from the environment, restarts, signals, exit codes.
+// Palaver as a real operating-system process (the server, `src/main.ts`; the admin command line,
+// `scripts/admin.ts`), for what only a process shows: start-up from the environment, restarts,
+// signals, exit codes. The processes run the run's bundle of those programs (bundle.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import type { TestDatabase } from './database.ts';
+import { bundled, ROOT, type Program } from './bundle.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
 
-export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export { ROOT };
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -22,11 +23,11 @@ export interface ExitedProcess {
   stderr: string;
 }
 
-function launch(script: string, args: string[], env: Record<string, string | undefined>): ChildProcess {
+function launch(program: Program, args: string[], env: Record<string, string | undefined>): ChildProcess {
   // --liftoff-only: V8 compiles PGlite's WebAssembly with its baseline compiler and never again
   // with the optimizing one, which a process that lives for a command or a few requests would pay
   // for (about half a CPU second each) and hardly use. What the process does is the same.
-  return spawn(process.execPath, ['--liftoff-only', '--import', 'tsx', script, ...args], {
+  return spawn(process.execPath, ['--liftoff-only', bundled(program), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -48,8 +49,12 @@ export function nodeEnv(
   };
 }
 
-/** Starts `src/main.ts` and resolves when it logs that it listens. */
-export function startProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
+/**
+ * Starts `src/main.ts` and resolves when it logs that it listens. The time limit only turns a hang
+ * into a message with the output: a first start on nothing (initdb, every migration) took more than
+ * a minute beside other suites (load average 30).
+ */
+export function startProcess(env: Record<string, string | undefined>, timeoutMs = 180_000): Promise<ServerProcess> {
   const child = launch('src/main.ts', [], { LOG_LEVEL: 'info', ...env });
   let output = '';
   return new Promise((resolve, reject) => {
@@ -88,12 +93,67 @@ export function startProcess(env: Record<string, string | undefined>, timeoutMs 
   });
 }
 
-/** Runs a script to completion (the CLI, or a start that is expected to fail). */
-export function runProcess(script: string, args: string[], env: Record<string, string | undefined>): Promise<ExitedProcess> {
-  const child = launch(script, args, env);
+/** Runs a program to completion (the CLI, or a start that is expected to fail). */
+export function runProcess(program: Program, args: string[], env: Record<string, string | undefined>): Promise<ExitedProcess> {
+  const child = launch(program, args, env);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+export interface ProcessFixture {
+  /** The current test's database: a copy of the template, made before each test. */
+  readonly database: TestDatabase;
+  /** The environment that points a process at it. */
+  env(): Record<string, string | undefined>;
+  /** Starts the server on it, with `env` added; whatever still runs after the test is killed. */
+  start(env?: Record<string, string | undefined>): Promise<ServerProcess>;
+  /** Runs a program to completion on it, with `env` added. */
+  run(program: Program, args: string[], env?: Record<string, string | undefined>): Promise<ExitedProcess>;
+  /** Replaces the test's database with an empty one, for what a first start does on nothing. */
+  emptyDatabase(): Promise<void>;
+}
+
+/**
+ * For a `describe` whose tests start processes: a database of its own for each test, and after
+ * each test every process it started killed and the database dropped. `common` is added to the
+ * environment of every process.
+ */
+export function processFixture(label: string, common: Record<string, string | undefined> = {}): ProcessFixture {
+  let database: TestDatabase | undefined;
+  const started: ServerProcess[] = [];
+  const current = () => {
+    if (!database) throw new Error('no database outside a test');
+    return database;
+  };
+  const env = () => ({ ...common, PALAVER_DATA_DIR: current().dataDir, DATABASE_URL: current().databaseUrl });
+
+  beforeEach(async () => {
+    database = await createTestDatabase(label);
+  });
+
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((running) => running.stop('SIGKILL')));
+    await database?.drop();
+    database = undefined;
+  });
+
+  return {
+    get database() {
+      return current();
+    },
+    env,
+    async start(extra = {}) {
+      const running = await startProcess({ ...env(), ...extra });
+      started.push(running);
+      return running;
+    },
+    run: (program, args, extra = {}) => runProcess(program, args, { ...env(), ...extra }),
+    async emptyDatabase() {
+      await current().drop();
+      database = await createTestDatabase(label, { empty: true });
+    },
+  };
 }
