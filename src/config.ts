@@ -117,6 +117,11 @@ const schema = z
     http: z.object({
       jsonLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 256kb or 1mb'),
       requestTimeoutMs: z.coerce.number().int().positive(),
+      /**
+       * How long an idle keep-alive connection stays open. Behind a load balancer, longer than its
+       * idle timeout: otherwise the node may close a connection the balancer is reusing (a 502).
+       */
+      keepAliveTimeoutMs: z.coerce.number().int().positive(),
       /** Open connections one client address may hold (slow clients included); trusted proxies are not counted. */
       maxConnectionsPerAddress: z.coerce.number().int().positive(),
     }),

@@ -108,7 +108,10 @@ async function listen(http: Server, config: Pick<Config, 'port' | 'host'>): Prom
 
 export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
   let handler: RequestListener = answerStarting;
-  const http = createServer({ requestTimeout: config.http.requestTimeoutMs }, (req, res) => handler(req, res));
+  const http = createServer(
+    { requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs },
+    (req, res) => handler(req, res),
+  );
   const trustedProxies = new TrustedProxies(config.trustedProxies);
   capConnectionsPerAddress(http, { max: config.http.maxConnectionsPerAddress, trustedProxies, logger });
   answerClientErrors(http);

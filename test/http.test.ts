@@ -21,6 +21,12 @@ describe('HTTP basics', () => {
     if (process.env.TEST_REDIS_URL) expect(ready.body.data.checks.redis).to.equal('ok');
   });
 
+  it('keeps an idle connection open as long as http.keepAliveTimeoutMs says, and tells the client', async () => {
+    const health = await api().get('/healthz');
+    expect(health.headers.get('connection')).to.equal('keep-alive');
+    expect(health.headers.get('keep-alive')).to.equal(`timeout=${sharedServer().config.http.keepAliveTimeoutMs / 1000}`);
+  });
+
   it('serves Prometheus metrics, including per-route request durations', async () => {
     await api().get('/healthz');
     const metrics = await api().get('/metrics');

@@ -188,8 +188,9 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
 (runs ? describe : describe.skip)(`/operators sockets on two nodes${runs ? '' : ` (skipped: ${NEEDS})`}`, function () {
   this.timeout(120_000);
   const ADMIN = { email: 'operator-nodes@palaver.test', password: 'operator nodes password' };
-  let database: TestDatabase;
-  let nodes: ServerProcess[];
+  let database: TestDatabase | undefined;
+  // Filled as each starts: a start that fails leaves the ones before it to be stopped.
+  const nodes: ServerProcess[] = [];
   let admin: string;
   let accountId: number;
   const sockets: OperatorSocket[] = [];
@@ -203,15 +204,16 @@ const runs = mode === 'postgresql' && Boolean(process.env.TEST_REDIS_URL);
       PALAVER_ADMIN_EMAIL: ADMIN.email,
       PALAVER_ADMIN_PASSWORD: ADMIN.password,
     };
-    nodes = [await startProcess(env), await startProcess(env)];
+    nodes.push(await startProcess(env));
+    nodes.push(await startProcess(env));
     const api = client(nodes[0]!.url);
     admin = (await api.post<{ token: string }>('/adminApi/login', { json: ADMIN })).body.data.token;
     accountId = (await api.post<{ id: number }>('/adminApi/accounts', { token: admin, json: { name: 'Nodes' } })).body.data.id;
   });
   after(async () => {
     for (const socket of sockets.splice(0)) socket.close();
-    await Promise.all(nodes.map((n) => n.stop('SIGTERM')));
-    await database.drop();
+    await Promise.all(nodes.splice(0).map((n) => n.stop('SIGTERM')));
+    await database?.drop();
   });
 
   const openOn = async (node: ServerProcess, token: string) => {

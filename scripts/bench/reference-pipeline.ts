@@ -68,10 +68,12 @@ async function store(userId: number, typeId: number, body: string): Promise<Row>
   }
 }
 
-// Webhooks as Palaver's sender makes them: keep-alive connections (64 a Service, as Palaver's
-// `webhooks.maxPerService`, so that both hold as many webhooks in flight to the one Service),
-// got's stream interface with the answer drained, no decompression.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+// Webhooks as Palaver's sender makes them: keep-alive connections, got's stream interface with
+// the answer drained, no decompression. 16 connections, the reference's best: with 64 (Palaver's
+// `webhooks.maxPerService`) as many Service calls come back at once and queue for its ten pooled
+// connections, and it held 4,000 conversations where with 16 it held 6,000 and more (capacity,
+// quiet machine, 26 November 2026): the ratio is taken against the reference at its best.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 const client = got.extend({
   agent: { http: agent },
   timeout: { request: 10_000 },
@@ -213,7 +215,7 @@ io.on('connection', (socket) => {
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
 process.on('SIGTERM', () => {
   // What was still queued when the run ended (a backlog says which step was the bottleneck):
-  // webhooks waiting for one of the 64 connections, transactions waiting for a pooled connection.
+  // webhooks waiting for one of the 16 connections, transactions waiting for a pooled connection.
   const webhooksWaiting = Object.values(agent.requests).reduce((n, queue) => n + (queue?.length ?? 0), 0);
   process.stderr.write(
     `reference: ${failedWebhooks} webhooks failed; at the end ${webhooksWaiting} webhooks waited for a connection, ` +
