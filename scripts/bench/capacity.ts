@@ -95,7 +95,7 @@ interface StepResult {
 }
 
 /** Growth of the server's memory per conversation added between two steps (bytes). */
-interface Growth {
+export interface Growth {
   from: number;
   to: number;
   rss_bytes: number;

@@ -12,7 +12,7 @@ import { benchLatency } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
 import { freePort, freshDatabase, ratio, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
-import { benchCapacity } from './capacity.ts';
+import { benchCapacity, type Growth as CapacityGrowth } from './capacity.ts';
 import { benchNodes } from './nodes.ts';
 import { benchPipeline, type PipelineMode } from './pipeline.ts';
 import { referenceCapacity } from './reference.ts';
@@ -60,15 +60,6 @@ const { values } = parseArgs({
 });
 const number = (name: keyof typeof values) => Number(values[name]);
 
-type CapacityGrowth = {
-  from: number;
-  to: number;
-  rss_bytes: number;
-  rss_mean_bytes: number;
-  rss_peak_bytes: number;
-  heap_bytes?: number;
-  rss_after_gc_bytes?: number;
-};
 let capacityGrowth: CapacityGrowth[] = [];
 
 interface Shared {
