@@ -90,7 +90,9 @@ export async function buildProcessBundle(dir: string): Promise<void> {
     external: EXTERNAL,
     // The CommonJS modules' require() of Node's own modules, in an ES module.
     // (Under a name no module declares: the banner is outside what esbuild renames.)
-    banner: { js: "import { createRequire as createBundleRequire } from 'node:module'; const require = createBundleRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as createBundleRequire } from 'node:module'; const require = createBundleRequire(import.meta.url);",
+    },
     plugins: [sourceLocations],
     logLevel: 'warning',
   });
