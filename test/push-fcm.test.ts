@@ -3,9 +3,12 @@
 // exact send request and the data map the Parley apps parse, typing events, order per device,
 // retries with Retry-After, dead pushes redelivered, and a refused token removed.
 import { expect } from 'chai';
+import got from 'got';
+import { FcmClient } from '../src/push/fcm.ts';
 import { DeviceSchema } from '../src/db/entities/index.ts';
 import { AndroidLibrary, BEA, IosLibrary, TeamDesk, dataOf, expectAnswer } from './support/parley-clients.ts';
 import { Receiver } from './support/receiver.ts';
+import { until } from './support/until.ts';
 import {
   googleTokenStandIn,
   parleyData,
@@ -346,5 +349,43 @@ describe('push: FCM', function () {
     expect(metrics.text).to.match(/palaver_push_attempts_total\{kind="fcm",outcome="sent"\} \d+/);
     expect(metrics.text).to.match(/palaver_push_attempts_total\{kind="fcm",outcome="dead"\} \d+/);
     expect(metrics.text).to.match(/palaver_push_attempts_total\{kind="fcm",outcome="failed"\} \d+/);
+  });
+
+  // A token endpoint slower than the timeout must make a retry, not an exception thrown outside
+  // the request's promise (node-fetch's, under gaxios' timeout) that mocha reports as uncaught
+  // and a production node dies of.
+  it('retries a push whose access token does not come within the timeout, and throws nothing elsewhere', async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = await Receiver.start();
+    slow.respondWith(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{}', until: released }));
+    try {
+      const client = new FcmClient(
+        { tokenUrl: `${slow.url}/token`, sendUrl: fcm.url, timeoutMs: 50 },
+        got.extend({ throwHttpErrors: false }),
+      );
+      const { private_key, client_email, project_id } = google;
+      const outcome = await client.send(
+        { projectId: project_id, clientEmail: client_email, privateKey: private_key },
+        { token: 'fcm-token', deviceType: 1, data: { message: 'hello' } },
+      );
+      expect(outcome).to.deep.include({ kind: 'retry', status: null });
+      expect(outcome)
+        .to.have.property('error')
+        .that.matches(/^FCM access token: .*abort/i);
+      expect(slow.requests).to.have.length(1);
+      expect(fcm.requests, 'nothing sent without a token').to.deep.equal([]);
+      // The request's end plays out too: what was thrown there would fail this test.
+      release();
+      await until(
+        'the token request closed',
+        () => Promise.resolve(slow.requests[0]?.closedAt),
+        (at) => at !== undefined,
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      release();
+      await slow.close();
+    }
   });
 });

@@ -48,12 +48,16 @@ export class FcmClient {
   ) {
     // google-auth-library posts the grant to Google's fixed address; the request is pointed at
     // the configured one here, the assertion (audience Google's token URL) left as it is. No
-    // retries of its own: the outbox's schedule retries the push.
-    this.transporter = new gaxios.Gaxios({ timeout: options.timeoutMs, retry: false });
+    // retries of its own: the outbox's schedule retries the push. Node's own fetch, not the
+    // node-fetch gaxios loads by default: when gaxios' timeout fired at the wrong moment (a busy
+    // event loop), node-fetch threw its AbortError outside any promise, and the process died.
+    this.transporter = new gaxios.Gaxios({ timeout: options.timeoutMs, retry: false, fetchImplementation: fetch });
     this.transporter.interceptors.request.add({
       resolved: (config) => {
         if (config.url.href === GOOGLE_TOKEN_URL) config.url = new URL(options.tokenUrl);
+        // The library asks gaxios to retry its grant (retryConfig): none here.
         config.retry = false;
+        config.retryConfig = { retry: 0 };
         return Promise.resolve(config);
       },
     });
