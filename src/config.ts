@@ -297,6 +297,8 @@ const schema = z
       admission: z.object({
         /** Client writes in progress on one node beyond which more are refused at once. */
         maxWritesInFlight: z.coerce.number().int().positive(),
+        /** How long work may wait for a database connection (ms) before client writes are refused. */
+        maxDatabaseWaitMs: z.coerce.number().int().positive(),
         /** The wait a refusal asks for (Retry-After, data.retryAfter), in seconds. */
         retryAfterSeconds: z.coerce.number().int().positive(),
       }),

@@ -19,9 +19,11 @@ export interface Metrics {
   /** Rate-limit calls answered from this node's memory because Redis failed, by limiter. */
   redisFallbacks: Counter<'limiter'>;
   /** Client writes refused with 503 server_busy (http/admission.ts). */
-  clientWritesRefused: Counter;
+  clientWritesRefused: Counter<'reason'>;
   /** Reads this node's client writes in progress at each scrape (set once the admission exists). */
   clientWritesInFlight: { read: () => number };
+  /** Reads how long work waits for a database connection now, in ms (set once the pool is watched). */
+  databaseWait: { read: () => number };
 }
 
 /** `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all nodes. */
@@ -95,8 +97,18 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
   });
   const clientWritesRefused = new Counter({
     name: 'palaver_client_writes_refused_total',
-    help: 'Client API writes this node refused with 503 server_busy (too many in progress)',
+    help: 'Client API writes this node refused with 503 server_busy, by reason: too many in progress, or the database connections all busy too long',
+    labelNames: ['reason'] as const,
     registers: [registry],
+  });
+  const databaseWait = { read: () => 0 };
+  new Gauge({
+    name: 'palaver_database_wait_seconds',
+    help: "How long work waits for one of this node's database connections now (the admission's database sign)",
+    registers: [registry],
+    collect() {
+      this.set(databaseWait.read() / 1000);
+    },
   });
   const clientWritesInFlight = { read: () => 0 };
   new Gauge({
@@ -120,5 +132,6 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
     redisFallbacks,
     clientWritesRefused,
     clientWritesInFlight,
+    databaseWait,
   };
 }

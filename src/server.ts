@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database } from './db/orm.ts';
+import { PoolWaits } from './db/pool-waits.ts';
 import { outletsOf } from './db/tx/outlets.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { buildEnvelope } from './presenters/envelope.ts';
@@ -157,8 +158,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     // context's own fork is then never made (http/middleware/orm-context.ts).
     const em = () => db.orm.em.fork({ disableContextResolution: true });
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
-    const admission = new Admission(config.client.admission, () => metrics.clientWritesRefused.inc());
+    const poolWaits = new PoolWaits(db.orm.em.getConnection().getKnex().client.pool);
+    const admission = new Admission(
+      config.client.admission,
+      (reason) => metrics.clientWritesRefused.inc({ reason }),
+      () => poolWaits.waitMs(),
+    );
     metrics.clientWritesInFlight.read = () => admission.writesInFlight;
+    metrics.databaseWait.read = () => admission.databaseWaitMs;
     const writeLimiter = createLimiter('writes', config.client.rateLimit);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit);
     const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });

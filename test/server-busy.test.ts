@@ -90,9 +90,76 @@ describe('admission of client writes (server_busy)', function () {
     expect((await stored(server, userId)).sort()).to.deep.equal(accepted.sort());
     // Counted for the operators (the socket test's refusals before these).
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    const counted = Number(/^palaver_client_writes_refused_total (\d+)$/m.exec(metrics)?.[1]);
+    const counted = Number(/^palaver_client_writes_refused_total\{reason="writes_in_flight"\} (\d+)$/m.exec(metrics)?.[1]);
     expect(counted).to.be.at.least(refused.length);
     expect(metrics).to.match(/^palaver_client_writes_in_flight 0$/m);
     expect((await widget.send('after the burst')).status).to.equal(200);
+  });
+});
+
+// Past its database's capacity a node refuses too: when work waits longer than
+// maxDatabaseWaitMs for a connection (every pooled connection busy; the embedded database's
+// one), client writes are refused at once, so that what the node accepts it can still deliver.
+// The connections are held here by statements that sleep.
+describe('admission of client writes while the database is saturated', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+
+  before(async () => {
+    server = await startTestServer({ client: { admission: { maxDatabaseWaitMs: 100, retryAfterSeconds: 3 } } });
+  });
+  after(() => server.stop());
+
+  const until = async (condition: () => boolean, what: string) => {
+    for (let waited = 0; !condition(); waited += 20) {
+      if (waited > 20_000) throw new Error(`timed out waiting until ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  it('refuses socket and REST writes with server_busy while work waits for a connection, and admits again after', async () => {
+    const account = await freshAccount(server);
+    const widget = new Widget(account, undefined, undefined, '', server.url);
+    const { userId } = (await widget.register()).body.data;
+    const socket: Socket = io(server.url, {
+      path: '/socket.io',
+      transports: ['websocket'],
+      reconnection: false,
+      auth: { identification: `${account.identification}:${widget.deviceId}` },
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', () => resolve());
+        socket.once('connect_error', reject);
+      });
+      const first = await new Promise<AckEnvelope>((resolve) => socket.emit('message', { message: 'before' }, resolve));
+      expect(first.data?.messageId).to.be.a('string');
+
+      // One sleeping statement more than the pool has connections (ten on PostgreSQL, one embedded): it waits.
+      const connection = server.deps.db.orm.em.getConnection();
+      const { max } = (connection.getKnex().client as { pool: { max: number } }).pool;
+      const sleeping = Array.from({ length: max + 1 }, () => connection.execute('select pg_sleep(2)'));
+      await until(() => server.deps.admission.databaseWaitMs > 100, 'a statement waited 100 ms for a connection');
+
+      const refused = await new Promise<AckEnvelope>((resolve) => socket.emit('message', { message: 'while full' }, resolve));
+      expect(refused.notifications.map((n) => n.message)).to.deep.equal(['server_busy']);
+      expect(refused.data).to.deep.equal({ retryAfter: 3 });
+      const rest = await widget.send('while full, over REST');
+      expect(rest.status).to.equal(503);
+      expect(rest.headers.get('retry-after')).to.equal('3');
+      expect(rest.body.notifications.map((n) => n.message)).to.include('server_busy');
+
+      await Promise.all(sleeping);
+      // Once nothing waits (and the last second's mean has passed), the node admits again.
+      await until(() => server.deps.admission.databaseWaitMs <= 100, 'the database wait fell back');
+      const after = await new Promise<AckEnvelope>((resolve) => socket.emit('message', { message: 'after' }, resolve));
+      expect(after.data?.messageId).to.be.a('string');
+
+      expect(await stored(server, userId), 'the refused writes were not stored').to.deep.equal(['before', 'after']);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(Number(/^palaver_client_writes_refused_total\{reason="database_wait"\} (\d+)$/m.exec(metrics)?.[1])).to.equal(2);
+    } finally {
+      socket.disconnect();
+    }
   });
 });

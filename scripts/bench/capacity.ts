@@ -124,10 +124,11 @@ const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 /**
  * Registers a device; false when it could not be done. A connection the server closed as idle
  * just as the client reused it fails with a reset (more likely while the machine is overloaded),
- * so a network failure is tried again before it counts as an error.
+ * so a network failure is tried again before it counts as an error; a refusal with server_busy
+ * (the node full, http/admission.ts) is sent again after the wait it asks for, as the widget does.
  */
 export async function register(url: string, identification: string): Promise<boolean> {
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 5; attempt++) {
     try {
       const answer = await fetch(`${url}/devices`, {
         method: 'POST',
@@ -135,7 +136,8 @@ export async function register(url: string, identification: string): Promise<boo
         body: '{}',
       });
       await answer.arrayBuffer();
-      return answer.ok;
+      if (answer.status !== 503) return answer.ok;
+      await tick(Number(answer.headers.get('retry-after') ?? 1) * 1000);
     } catch {
       // A reset or refused connection: once more, on a new connection.
     }

@@ -5,7 +5,7 @@
 // the functions with the most self time. Times are divided by `--per` (e.g. the round trips of
 // the run) when given.
 //
-//   node --import tsx scripts/bench/profile-summary.ts prof/CPU.….cpuprofile [--per 3600] [--skip 10] [--top 40]
+//   node --import tsx scripts/bench/profile-summary.ts prof/CPU.….cpuprofile [--per 3600] [--skip 10] [--until 40] [--top 40]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
@@ -27,14 +27,17 @@ const { values, positionals } = parseArgs({
   options: {
     per: { type: 'string' },
     skip: { type: 'string', default: '0' },
+    until: { type: 'string' },
     top: { type: 'string', default: '40' },
   },
 });
 const file = positionals[0];
-if (!file) throw new Error('usage: profile-summary.ts FILE.cpuprofile [--per N] [--skip SECONDS] [--top N]');
+if (!file) throw new Error('usage: profile-summary.ts FILE.cpuprofile [--per N] [--skip SECONDS] [--until SECONDS] [--top N]');
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const per = Number(values.per ?? 1);
 const skipUs = Number(values.skip) * 1e6;
+/** Samples after this many seconds are left out too (a window: one step of a run). */
+const untilUs = values.until === undefined ? Infinity : Number(values.until) * 1e6;
 const top = Number(values.top);
 
 /** Who owns a frame: a package under node_modules, a directory of src/, node's core, or a V8 pseudo-frame. */
@@ -101,7 +104,7 @@ for (let i = 0; i < profile.samples.length; i++) {
   if (owner === '(idle)') continue;
   const second = Math.floor((time - profile.startTime) / 1e6);
   timeline[second] = (timeline[second] ?? 0) + delta / 1000;
-  if (time - profile.startTime < skipUs) continue;
+  if (time - profile.startTime < skipUs || time - profile.startTime > untilUs) continue;
   busy += delta;
   self.set(owner, (self.get(owner) ?? 0) + delta);
   for (const o of ownersOnStack.get(id) ?? []) if (o !== '(root)') inclusive.set(o, (inclusive.get(o) ?? 0) + delta);

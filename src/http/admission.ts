@@ -1,6 +1,8 @@
 // Admission of the Client API's writes on one node: past its capacity a node refuses at once,
 // with a code the client acts on (503 server_busy, Retry-After), instead of queueing writes until
-// every caller times out. What a node has accepted it still commits and acknowledges; what it
+// every caller times out, or accepting more than it can deliver. Two signs of a full node: too
+// many client writes in progress, and work waiting too long for a database connection
+// (db/pool-waits.ts: the database, not this process, is what is full). What a node has accepted it still commits and acknowledges; what it
 // refuses it has not written, so a refused write is simply sent again (the widget retries it
 // with the same clientMessageId; Parley clients retry a 5xx).
 import { AppError } from '../errors.ts';
@@ -12,9 +14,14 @@ export const serverBusy = (retryAfterSeconds: number) =>
 export interface AdmissionOptions {
   /** Client writes in progress on this node (accepted, not yet answered) beyond which more are refused. */
   maxWritesInFlight: number;
+  /** The database wait (ms, see PoolWaits.waitMs) beyond which client writes are refused. */
+  maxDatabaseWaitMs: number;
   /** What a refusal tells the client to wait, in seconds. */
   retryAfterSeconds: number;
 }
+
+/** Why a write was refused: the label of palaver_client_writes_refused_total. */
+export type RefusalReason = 'writes_in_flight' | 'database_wait';
 
 export class Admission {
   private inFlight = 0;
@@ -22,7 +29,9 @@ export class Admission {
   constructor(
     private readonly options: AdmissionOptions,
     /** Told of each refusal (the metrics count them). */
-    private readonly onRefused: () => void = () => undefined,
+    private readonly onRefused: (reason: RefusalReason) => void = () => undefined,
+    /** How long work waits for a database connection now, in ms (PoolWaits). */
+    private readonly databaseWait: () => number = () => 0,
   ) {}
 
   /**
@@ -31,10 +40,8 @@ export class Admission {
    * answered. Throws 503 server_busy when the node is full.
    */
   enter(): () => void {
-    if (this.inFlight >= this.options.maxWritesInFlight) {
-      this.onRefused();
-      throw serverBusy(this.options.retryAfterSeconds);
-    }
+    if (this.inFlight >= this.options.maxWritesInFlight) this.refuse('writes_in_flight');
+    if (this.databaseWait() > this.options.maxDatabaseWaitMs) this.refuse('database_wait');
     this.inFlight += 1;
     let released = false;
     return () => {
@@ -42,6 +49,16 @@ export class Admission {
       released = true;
       this.inFlight -= 1;
     };
+  }
+
+  private refuse(reason: RefusalReason): never {
+    this.onRefused(reason);
+    throw serverBusy(this.options.retryAfterSeconds);
+  }
+
+  /** How long work waits for a database connection now, in ms. */
+  get databaseWaitMs(): number {
+    return this.databaseWait();
   }
 
   get writesInFlight(): number {
