@@ -158,7 +158,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     // context's own fork is then never made (http/middleware/orm-context.ts).
     const em = () => db.orm.em.fork({ disableContextResolution: true });
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
-    const poolWaits = new PoolWaits(db.orm.em.getConnection().getKnex().client.pool);
+    const poolWaits = PoolWaits.of(db.orm.em);
     const admission = new Admission(
       config.client.admission,
       (reason) => metrics.clientWritesRefused.inc({ reason }),

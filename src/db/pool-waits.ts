@@ -9,6 +9,8 @@
 // Measured from the pool's own events (tarn, under knex): every acquisition, whoever makes it
 // (group commits, the worker's claims, ORM reads), from its request to its connection.
 
+import type { EntityManager } from '@mikro-orm/postgresql';
+
 /** The events of knex's pool (tarn) read here. */
 interface PoolEvents {
   on(event: 'acquireRequest' | 'acquireSuccess' | 'acquireFail', listener: (eventId: number) => void): unknown;
@@ -24,6 +26,11 @@ export class PoolWaits {
   private windowCount = 0;
   /** The mean wait of the acquisitions that ended in the last full window. */
   private lastMean = 0;
+
+  /** The waits of the pool behind an EntityManager (knex's, under MikroORM). */
+  static of(em: EntityManager): PoolWaits {
+    return new PoolWaits((em.getConnection().getKnex().client as { pool: PoolEvents }).pool);
+  }
 
   constructor(pool: PoolEvents) {
     pool.on('acquireRequest', (id) => this.waiting.set(id, performance.now()));
