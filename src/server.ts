@@ -10,6 +10,7 @@ import { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database } from './db/orm.ts';
 import { PoolWaits } from './db/pool-waits.ts';
+import { EmbeddedVacuum } from './db/embedded-vacuum.ts';
 import { outletsOf } from './db/tx/outlets.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { buildEnvelope } from './presenters/envelope.ts';
@@ -262,6 +263,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
     );
     auditSweeper.start();
+    const vacuum = db.embedded ? new EmbeddedVacuum(em, config.embeddedVacuumIntervalSeconds, logger) : undefined;
+    vacuum?.start();
     logger.info({ port, embeddedDatabase: db.embedded }, `palaver listening on http://${shownHost}:${port}`);
     if (config.metrics.token === undefined && !config.metrics.open) {
       logger.warn(
@@ -285,6 +288,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await worker?.stop();
         await sweeper.stop();
         await auditSweeper.stop();
+        await vacuum?.stop();
         redis?.disconnect();
         await db.close();
         logger.info('palaver stopped');
