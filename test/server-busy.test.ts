@@ -29,6 +29,24 @@ async function stored(server: TestServer, userId: number): Promise<string[]> {
   return rows.map((row) => row.message);
 }
 
+/** A new account's customer, registered, with its socket connected. */
+async function customer(server: TestServer): Promise<{ widget: Widget; userId: number; socket: Socket }> {
+  const account = await freshAccount(server);
+  const widget = new Widget(account, undefined, undefined, '', server.url);
+  const { userId } = (await widget.register()).body.data;
+  const socket: Socket = io(server.url, {
+    path: '/socket.io',
+    transports: ['websocket'],
+    reconnection: false,
+    auth: { identification: `${account.identification}:${widget.deviceId}` },
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', reject);
+  });
+  return { widget, userId, socket };
+}
+
 describe('admission of client writes (server_busy)', function () {
   this.timeout(60_000);
   let server: TestServer;
@@ -39,20 +57,8 @@ describe('admission of client writes (server_busy)', function () {
   after(() => server.stop());
 
   it('refuses socket messages past the bound with server_busy and retryAfter; every acknowledged one is stored, no refused one', async () => {
-    const account = await freshAccount(server);
-    const widget = new Widget(account, undefined, undefined, '', server.url);
-    const { userId } = (await widget.register()).body.data;
-    const socket: Socket = io(server.url, {
-      path: '/socket.io',
-      transports: ['websocket'],
-      reconnection: false,
-      auth: { identification: `${account.identification}:${widget.deviceId}` },
-    });
+    const { userId, socket } = await customer(server);
     try {
-      await new Promise<void>((resolve, reject) => {
-        socket.once('connect', () => resolve());
-        socket.once('connect_error', reject);
-      });
       // A burst in one turn of the event loop: the first is admitted, the others find the node full.
       const texts = Array.from({ length: 20 }, (_, i) => `burst ${i}`);
       const answers = await Promise.all(
@@ -118,20 +124,8 @@ describe('admission of client writes while the database is saturated', function 
   };
 
   it('refuses socket and REST writes with server_busy while work waits for a connection, and admits again after', async () => {
-    const account = await freshAccount(server);
-    const widget = new Widget(account, undefined, undefined, '', server.url);
-    const { userId } = (await widget.register()).body.data;
-    const socket: Socket = io(server.url, {
-      path: '/socket.io',
-      transports: ['websocket'],
-      reconnection: false,
-      auth: { identification: `${account.identification}:${widget.deviceId}` },
-    });
+    const { widget, userId, socket } = await customer(server);
     try {
-      await new Promise<void>((resolve, reject) => {
-        socket.once('connect', () => resolve());
-        socket.once('connect_error', reject);
-      });
       const first = await new Promise<AckEnvelope>((resolve) => socket.emit('message', { message: 'before' }, resolve));
       expect(first.data?.messageId).to.be.a('string');
 
