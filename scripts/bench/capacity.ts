@@ -8,6 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import http from 'node:http';
 import { io, type Socket } from 'socket.io-client';
 import path from 'node:path';
 import { heapSnapshot, memoryAfterGc } from './inspector.ts';
@@ -122,22 +123,48 @@ function rssBytes(pid: number): number {
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 /**
+ * The address conversation `index` comes from: one of its own in 127.0.0.0/8 (Linux routes the
+ * whole block to the loopback interface), so that the per-address limits stay as in production
+ * (config/capacity.json) and a step is measured as customers on many addresses make it.
+ */
+export function customerAddress(index: number): string {
+  return `127.${1 + Math.floor(index / 65_536)}.${Math.floor(index / 256) % 256}.${index % 256}`;
+}
+
+/** POST /devices from `localAddress`, on a connection of its own: the status and Retry-After. */
+function postDevice(url: string, identification: string, localAddress?: string): Promise<{ status: number; retryAfter: number }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${url}/devices`,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'x-iris-identification': identification },
+      },
+      (response) => {
+        response.resume();
+        response.once('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: Number(response.headers['retry-after'] ?? 1) }));
+        response.once('error', reject);
+      },
+    );
+    request.once('error', reject);
+    request.end('{}');
+  });
+}
+
+/**
  * Registers a device; false when it could not be done. A connection the server closed as idle
  * just as the client reused it fails with a reset (more likely while the machine is overloaded),
  * so a network failure is tried again before it counts as an error; a refusal with server_busy
  * (the node full, http/admission.ts) is sent again after the wait it asks for, as the widget does.
  */
-export async function register(url: string, identification: string): Promise<boolean> {
+export async function register(url: string, identification: string, localAddress?: string): Promise<boolean> {
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      const answer = await fetch(`${url}/devices`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-iris-identification': identification },
-        body: '{}',
-      });
-      await answer.arrayBuffer();
-      if (answer.status !== 503) return answer.ok;
-      await tick(Number(answer.headers.get('retry-after') ?? 1) * 1000);
+      const { status, retryAfter } = await postDevice(url, identification, localAddress);
+      if (status !== 503) return status >= 200 && status < 300;
+      await tick(retryAfter * 1000);
     } catch {
       // A reset or refused connection: once more, on a new connection.
     }
@@ -145,9 +172,15 @@ export async function register(url: string, identification: string): Promise<boo
   return false;
 }
 
-export function connectOne(url: string, identification: string): Promise<Socket | null> {
+export function connectOne(url: string, identification: string, localAddress?: string): Promise<Socket | null> {
   return new Promise((resolve) => {
-    const socket = io(url, { path: '/socket.io', transports: ['websocket'], reconnection: false, auth: { identification } });
+    const socket = io(url, {
+      path: '/socket.io',
+      transports: ['websocket'],
+      reconnection: false,
+      auth: { identification },
+      ...(localAddress ? { localAddress } : {}),
+    });
     socket.once('connect', () => resolve(socket));
     socket.once('connect_error', () => {
       socket.disconnect();
@@ -205,6 +238,8 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     );
   };
 
+  /** Conversations opened so far: the next one's address (customerAddress) follows. */
+  let opened = 0;
   const open = async (count: number) => {
     const label = `cap${conversations.length}`;
     for (let offset = 0; offset < count; offset += 100) {
@@ -212,9 +247,11 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         { length: Math.min(100, count - offset) },
         (_, i) => `${palaver.account.identification}:bench-${label}-${(offset + i).toString().padStart(6, '0')}`,
       );
-      const registered = await Promise.all(batch.map((identification) => register(palaver.url, identification)));
+      // Every conversation from an address of its own.
+      const addresses = batch.map((_, i) => customerAddress(opened + offset + i));
+      const registered = await Promise.all(batch.map((identification, i) => register(palaver.url, identification, addresses[i])));
       const sockets = await Promise.all(
-        batch.map((identification, i) => (registered[i] ? connectOne(palaver.url, identification) : Promise.resolve(null))),
+        batch.map((identification, i) => (registered[i] ? connectOne(palaver.url, identification, addresses[i]) : Promise.resolve(null))),
       );
       for (const socket of sockets) {
         if (!socket) {
@@ -237,6 +274,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         schedule(conversation, index);
       }
     }
+    opened += count;
   };
 
   /** Closes conversations from the end until `count` are left. */

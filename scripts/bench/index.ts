@@ -110,7 +110,8 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       const database = mode === 'postgresql' ? await freshDatabase('capacity') : undefined;
       const dataDir = mode === 'embedded' ? mkdtempSync(path.join(os.tmpdir(), 'palaver-capacity-')) : undefined;
       const inspectPort = await freePort();
-      const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir, inspectPort });
+      // Production's limits, per device and per address: each conversation comes from an address of its own.
+      const palaver = await startPalaver(database?.url ?? '', `${serviceUrl}/hook`, { dataDir, inspectPort, nodeEnv: 'capacity' });
       try {
         await fetch(`${serviceUrl}/configure`, {
           method: 'POST',

@@ -44,7 +44,7 @@ export interface BenchNode {
  */
 export async function startNode(
   databaseUrl: string,
-  options: { inspectPort?: number; dataDir?: string; redisUrl?: string } = {},
+  options: { inspectPort?: number; dataDir?: string; redisUrl?: string; nodeEnv?: string } = {},
 ): Promise<BenchNode> {
   const port = await freePort();
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the measured server (not allowed in NODE_OPTIONS);
@@ -55,7 +55,9 @@ export async function startNode(
     cwd: ROOT,
     env: {
       ...process.env,
-      NODE_ENV: 'bench',
+      // `bench` (config/bench.json): no write limits, so that a benchmark measures the path, not
+      // the limits; `capacity` (config/capacity.json): every limit as in production.
+      NODE_ENV: options.nodeEnv ?? 'bench',
       PORT: String(port),
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
@@ -94,7 +96,7 @@ export async function startNode(
 export async function startPalaver(
   databaseUrl: string,
   webhookUrl: string,
-  options: { inspectPort?: number; dataDir?: string; redisUrl?: string } = {},
+  options: { inspectPort?: number; dataDir?: string; redisUrl?: string; nodeEnv?: string } = {},
 ): Promise<BenchPalaver> {
   const node = await startNode(databaseUrl, options);
   const { url } = node;
