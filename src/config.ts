@@ -109,8 +109,8 @@ const schema = z
       .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// or rediss:// URL')
       .optional(),
     dataDir: z.string().min(1),
-    /** How often the embedded database's tables are checked for vacuuming (db/embedded-vacuum.ts). */
-    embeddedVacuumIntervalSeconds: z.coerce.number().positive(),
+    /** How often the tables are checked for vacuuming where the database runs no autovacuum (db/vacuum.ts). */
+    vacuumIntervalSeconds: z.coerce.number().positive(),
     /** Proxies whose X-Forwarded-For is believed (addresses.ts); none by default: the TCP peer is the client. */
     trustedProxies: addressList,
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

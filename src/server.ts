@@ -10,7 +10,7 @@ import { TrustedProxies } from './addresses.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database } from './db/orm.ts';
 import { PoolWaits } from './db/pool-waits.ts';
-import { EmbeddedVacuum } from './db/embedded-vacuum.ts';
+import { TableVacuum, vacuumedBy, type VacuumedBy } from './db/vacuum.ts';
 import { outletsOf } from './db/tx/outlets.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { buildEnvelope } from './presenters/envelope.ts';
@@ -43,6 +43,8 @@ export interface RunningServer {
   demo: DemoSetup | null;
   /** The SMTP listener of replies by email, when `email.inbound.smtp.enabled`. */
   inboundSmtp: InboundSmtpListener | undefined;
+  /** Who vacuums the tables: the database's autovacuum, or this node's sweep (db/vacuum.ts). */
+  vacuuming: VacuumedBy;
   close(): Promise<void>;
 }
 
@@ -263,8 +265,16 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
     );
     auditSweeper.start();
-    const vacuum = db.embedded ? new EmbeddedVacuum(em, config.embeddedVacuumIntervalSeconds, logger) : undefined;
+    const vacuuming = await vacuumedBy(em(), db.embedded);
+    const vacuum = vacuuming === 'palaver' ? new TableVacuum(em, config.vacuumIntervalSeconds, logger) : undefined;
     vacuum?.start();
+    if (vacuuming === 'palaver' && !db.embedded) {
+      logger.warn(
+        `autovacuum is off on this database: Palaver vacuums and analyses its own tables every ${config.vacuumIntervalSeconds} s (vacuumIntervalSeconds)`,
+      );
+    } else if (vacuuming === 'nobody') {
+      logger.warn('track_counts is off on this database: nothing can tell which tables need vacuuming or new statistics; turn it on');
+    }
     logger.info({ port, embeddedDatabase: db.embedded }, `palaver listening on http://${shownHost}:${port}`);
     if (config.metrics.token === undefined && !config.metrics.open) {
       logger.warn(
@@ -295,7 +305,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       })();
       return closing;
     };
-    return { url: `http://${shownHost}:${port}`, port, http, deps, demo, inboundSmtp, close };
+    return { url: `http://${shownHost}:${port}`, port, http, deps, demo, inboundSmtp, vacuuming, close };
   } catch (err) {
     redis?.disconnect();
     await db.close();

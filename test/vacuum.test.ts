@@ -1,0 +1,98 @@
+// Where the database runs no autovacuum, Palaver's sweep does its work (db/vacuum.ts): always on
+// the embedded database (PGlite is PostgreSQL in single-user mode), and on a PostgreSQL server
+// whose autovacuum is off. A server with autovacuum on keeps it, and the node starts no sweep.
+import { expect } from 'chai';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { vacuumDueTables } from '../src/db/vacuum.ts';
+import { mode } from './support/database.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+interface TableStats {
+  n_dead_tup: string;
+  last_vacuum: Date | null;
+  last_analyze: Date | null;
+}
+
+async function stats(em: EntityManager, table: string): Promise<TableStats> {
+  const [row] = await em
+    .getConnection()
+    .execute<TableStats[]>('select n_dead_tup, last_vacuum, last_analyze from pg_stat_user_tables where relname = ?', [table]);
+  if (!row) throw new Error(`no statistics for ${table}`);
+  return row;
+}
+
+/**
+ * Old row versions left behind: the rows of a table made for the test, each written again, in one
+ * transaction that has its backend report its counts as it ends (PostgreSQL otherwise holds
+ * them up to a second), and read back until pg_stat_user_tables shows them.
+ */
+async function churn(em: EntityManager, table: string): Promise<void> {
+  await em.transactional(async (t) => {
+    const connection = t.getConnection();
+    const ctx = t.getTransactionContext();
+    await connection.execute(`create table ${table} (id integer primary key, n integer not null)`, [], 'run', ctx);
+    await connection.execute(`insert into ${table} select g, 0 from generate_series(1, 2000) g`, [], 'run', ctx);
+    await connection.execute(`update ${table} set n = n + 1`, [], 'run', ctx);
+    await connection.execute(`update ${table} set n = n + 1`, [], 'run', ctx);
+    await connection.execute('select pg_stat_force_next_flush()', [], 'all', ctx);
+  });
+  for (let waited = 0; ; waited += 50) {
+    const counted = await em
+      .getConnection()
+      .execute<Array<{ dead: string }>>('select n_dead_tup as dead from pg_stat_user_tables where relname = ?', [table]);
+    if (Number(counted[0]?.dead ?? 0) > 0) return;
+    if (waited > 10_000) throw new Error(`the dead rows of ${table} were never counted`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function autovacuumOn(em: EntityManager): Promise<boolean> {
+  const [row] = await em.getConnection().execute<Array<{ on: boolean }>>(`select current_setting('autovacuum') = 'on' as on`);
+  return row?.on === true;
+}
+
+describe('tables vacuumed by Palaver where the database does not', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+
+  before(async () => {
+    server = await startTestServer({ vacuumIntervalSeconds: 1 });
+  });
+  after(() => server?.stop());
+
+  it('sweeps on the embedded database, and on PostgreSQL exactly when its autovacuum is off', async () => {
+    const em = server.deps.db.orm.em;
+    const expected = mode === 'embedded' || !(await autovacuumOn(em)) ? 'palaver' : 'database';
+    expect(server.vacuuming).to.equal(expected);
+  });
+
+  it('vacuums a table past autovacuum’s threshold on its timer, and a pass right after finds nothing due', async function () {
+    if (server.vacuuming !== 'palaver') return this.skip();
+    const em = server.deps.db.orm.em;
+    await churn(em, 'vacuum_probe');
+
+    // The sweep's own timer (1 s here): the dead versions are gone and the table marked vacuumed.
+    for (let waited = 0; (await stats(em, 'vacuum_probe')).last_vacuum === null; waited += 100) {
+      if (waited > 20_000) throw new Error('the table was not vacuumed');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const after = await stats(em, 'vacuum_probe');
+    expect(Number(after.n_dead_tup)).to.equal(0);
+    expect(after.last_analyze, 'analysed with it').to.not.equal(null);
+    expect(await vacuumDueTables(em), 'nothing left due').to.equal(0);
+  });
+
+  it('a pass, wherever it runs, vacuums what is due and leaves the rest', async () => {
+    // Called directly: on a PostgreSQL server with autovacuum on the node runs no sweep, but a
+    // pass must still do the work, so that switching autovacuum off loses nothing.
+    const em = server.deps.db.orm.em;
+    await em.getConnection().execute('create table vacuum_probe_quiet (id integer primary key)');
+    await churn(em, 'vacuum_probe_direct');
+    // On the embedded database the node's own timer may have swept it first: either way, swept.
+    await vacuumDueTables(em);
+    const churned = await stats(em, 'vacuum_probe_direct');
+    expect(Number(churned.n_dead_tup)).to.equal(0);
+    expect(churned.last_vacuum).to.not.equal(null);
+    expect((await stats(em, 'vacuum_probe_quiet')).last_vacuum, 'an empty table is not due').to.equal(null);
+  });
+});
