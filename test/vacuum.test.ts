@@ -29,7 +29,7 @@ async function stats(em: EntityManager, table: string): Promise<TableStats> {
 async function churn(em: EntityManager, table: string): Promise<void> {
   await em.transactional(async (t) => {
     const connection = t.getConnection();
-    const ctx = t.getTransactionContext();
+    const ctx = t.getTransactionContext<Parameters<typeof connection.execute>[3]>();
     await connection.execute(`create table ${table} (id integer primary key, n integer not null)`, [], 'run', ctx);
     await connection.execute(`insert into ${table} select g, 0 from generate_series(1, 2000) g`, [], 'run', ctx);
     await connection.execute(`update ${table} set n = n + 1`, [], 'run', ctx);
