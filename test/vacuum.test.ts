@@ -28,13 +28,11 @@ async function stats(em: EntityManager, table: string): Promise<TableStats> {
  */
 async function churn(em: EntityManager, table: string): Promise<void> {
   await em.transactional(async (t) => {
-    const connection = t.getConnection();
-    const ctx = t.getTransactionContext<Parameters<typeof connection.execute>[3]>();
-    await connection.execute(`create table ${table} (id integer primary key, n integer not null)`, [], 'run', ctx);
-    await connection.execute(`insert into ${table} select g, 0 from generate_series(1, 2000) g`, [], 'run', ctx);
-    await connection.execute(`update ${table} set n = n + 1`, [], 'run', ctx);
-    await connection.execute(`update ${table} set n = n + 1`, [], 'run', ctx);
-    await connection.execute('select pg_stat_force_next_flush()', [], 'all', ctx);
+    await t.execute(`create table ${table} (id integer primary key, n integer not null)`);
+    await t.execute(`insert into ${table} select g, 0 from generate_series(1, 2000) g`);
+    await t.execute(`update ${table} set n = n + 1`);
+    await t.execute(`update ${table} set n = n + 1`);
+    await t.execute('select pg_stat_force_next_flush()');
   });
   for (let waited = 0; ; waited += 50) {
     const counted = await em
