@@ -128,6 +128,15 @@ describe('held transactions', () => {
     expect(await rows()).to.deep.equal([10, 11, 12]);
   });
 
+  it('plans its statements generically, and leaves the connection planning as PostgreSQL chooses', async () => {
+    const mode = async (on: Parameters<typeof prepared>[0]) =>
+      (await prepared<{ mode: string }>(on, `select current_setting('plan_cache_mode') as mode`, []))[0]?.mode;
+    const { result } = await heldTransaction(em(), (tx) => mode(tx));
+    expect(result).to.equal('force_generic_plan');
+    // SET LOCAL ends with the transaction (on the embedded database this is the same connection).
+    expect(await mode(em())).to.equal('auto');
+  });
+
   it('hands its notices to the gateway after the commit, in order, and none when it rolls back', async () => {
     await transaction(em(), async (tx) => {
       await insert(tx, 1);

@@ -28,6 +28,18 @@ const NO_ORM = new Proxy(
   },
 );
 
+/**
+ * The writers' statements find their rows by keys (users, deliveries and chains by id), so one
+ * plan fits every call: the generic plan, made once per connection. Left to choose, PostgreSQL
+ * plans them anew at every call, since a generic plan of `id = any($1)` assumes ten keys where a
+ * batch brings one or two; that planning took 0.1–0.3 ms of PostgreSQL's time a statement, about
+ * as much as running them (docs/performance.md). `SET LOCAL` ends with the transaction, so the
+ * connection's other users plan as PostgreSQL chooses. A generic plan is as good as the
+ * statistics it was made with, which is why the tables are analysed wherever the database does
+ * not do it (db/vacuum.ts).
+ */
+const BEGIN = 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan;';
+
 /** Runs `work` in a transaction on a held connection; resolves once it committed, with what it hands on. */
 export async function heldTransaction<T>(
   em: EntityManager,
@@ -39,7 +51,7 @@ export async function heldTransaction<T>(
   orm.setTransactionContext(NO_ORM);
   const tx = new Transaction(orm, connection, outletsOf(em).target);
   try {
-    await send(connection, 'BEGIN;');
+    await send(connection, BEGIN);
     const result = await work(tx);
     await send(connection, 'COMMIT;');
     return { result, committed: tx.committed() };
