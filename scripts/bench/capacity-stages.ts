@@ -14,6 +14,7 @@
 // And Palaver's own counters over the step from /metrics: how deliveries were taken (hand-off or
 // claim), attempts by outcome, their mean duration and how many were in flight on average, message batch sizes, the event loop's delay.
 import { percentile } from './load.ts';
+import { metricsText } from './palaver.ts';
 
 type Stage = 'ack' | 'webhook' | 'api' | 'push';
 export type Stages = Record<Stage, { p50: number; p99: number; tail_mean: number }> & { traced: number };
@@ -42,7 +43,7 @@ export function stagesOf(timeline: Map<string, [number, number, number]>, servic
 
 /** Every sample of Palaver's /metrics, by name with its labels (`name{labels}`). */
 async function samples(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const text = await metricsText(url);
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     const match = /^(palaver_[a-z_0-9]+(?:\{[^}]*\})?) ([0-9.e+-]+|NaN)$/.exec(line);

@@ -127,8 +127,22 @@ export async function serviceCall<T = unknown>(palaver: BenchPalaver, method: st
   return call<T>(`${palaver.url}${path}`, method, body, { authorization: `Bearer ${palaver.service.apiKey}` });
 }
 
+/**
+ * Palaver's /metrics text. Read once more when the connection fails before any answer: under
+ * load the loader may reuse a kept-alive connection in the instant the server closes it as idle
+ * (undici: "other side closed"); a server that is down fails the second read too.
+ */
+export async function metricsText(url: string): Promise<string> {
+  const read = async () => (await fetch(`${url}/metrics`)).text();
+  try {
+    return await read();
+  } catch {
+    return read();
+  }
+}
+
 export async function metricsOf(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const text = await metricsText(url);
   const out: Record<string, number> = {};
   for (const line of text.split('\n')) {
     const match = /^(palaver_[a-z_]+)(?:\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
