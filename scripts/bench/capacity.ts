@@ -63,6 +63,12 @@ interface StepResult {
   refused: number;
   /** Acknowledged, and no answer came within the wait; counted in errors. */
   unanswered: number;
+  /**
+   * The Service's API calls that failed during the step (an error answer or none): each leaves a
+   * message unanswered that Palaver delivered, so an unanswered message is told apart from one
+   * whose webhook never came.
+   */
+  service_failures?: number;
   p50_ms: number;
   p99_ms: number;
   server_cpu_percent: number;
@@ -300,7 +306,10 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
             messages: Record<string, [number, number]>;
           })
         : undefined;
+    const readFailures = async () =>
+      palaver.serviceUrl ? ((await (await fetch(`${palaver.serviceUrl}/failures`)).json()) as { failures: number }).failures : undefined;
     const trace0 = await readTrace();
+    const failures0 = await readFailures();
     const counters0 = palaver.outbox === false ? undefined : await serverCounters(palaver.url);
     const loaderDelay = monitorEventLoopDelay({ resolution: 10 });
     loaderDelay.enable();
@@ -322,6 +331,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     for (let waited = 0; waited < answerWaitMs && pending.size > 0; waited += 100) await tick(100);
     const unanswered = pending.size;
     const trace = await readTrace();
+    const failures1 = await readFailures();
     const sorted = [...latencies].sort((a, b) => a - b);
     const step: StepResult = {
       conversations: conversations.length,
@@ -338,6 +348,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       server_rss_mean_bytes: Math.round(rssSamples.reduce((sum, b) => sum + b, 0) / Math.max(rssSamples.length, 1)),
       server_rss_peak_bytes: Math.max(0, ...rssSamples),
       ...(outboxPending === undefined ? {} : { outbox_pending: outboxPending }),
+      ...(failures0 === undefined || failures1 === undefined ? {} : { service_failures: failures1 - failures0 }),
       ...(trace && trace0
         ? {
             stages: stagesOf(timeline, trace.messages),
@@ -364,7 +375,9 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     }
     progress(
       `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.refused} refused, ` +
-        `${step.unanswered} unanswered, ${step.errors} errors in all, ` +
+        `${step.unanswered} unanswered` +
+        (step.service_failures ? ` (the Service's API call failed for ${step.service_failures})` : '') +
+        `, ${step.errors} errors in all, ` +
         `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, ` +
         (step.outbox_pending === undefined ? '' : `outbox ${step.outbox_pending}, `) +
         `RSS ${step.server_rss_mb} MB (window: mean ${mb(step.server_rss_mean_bytes)}, peak ${mb(step.server_rss_peak_bytes)})` +
