@@ -47,7 +47,7 @@ const { values } = parseArgs({
     'nodes-rate': { type: 'string', default: '40' },
     'nodes-seconds': { type: 'string', default: '30' },
     'pipeline-customers': { type: 'string', default: '32' },
-    'pipeline-round-trips': { type: 'string', default: '3000' },
+    'pipeline-round-trips': { type: 'string', default: '10000' },
     /** postgresql, embedded, or both (the default run measures both). */
     'pipeline-modes': { type: 'string', default: 'both' },
     // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
