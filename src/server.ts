@@ -237,6 +237,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       inbound,
       transcriptLimiter: createLimiter('transcripts', config.email.transcriptRateLimit),
     };
+    // Read before the node takes requests, so that nothing waits on the database between the
+    // sockets being served and the start being announced (clients reconnect in that window).
+    const vacuuming = await vacuumedBy(em(), db.embedded);
     const app = createApp(deps);
     const callback = app.callback();
     handler = (req, res) => void callback(req, res);
@@ -265,7 +268,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
     );
     auditSweeper.start();
-    const vacuuming = await vacuumedBy(em(), db.embedded);
     const vacuum = vacuuming === 'palaver' ? new TableVacuum(em, config.vacuumIntervalSeconds, logger) : undefined;
     vacuum?.start();
     if (vacuuming === 'palaver' && !db.embedded) {

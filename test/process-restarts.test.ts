@@ -81,8 +81,9 @@ describe('the server process across restarts', function () {
       expect(stopped.code).to.equal(0);
       expect(await disconnected, 'a reason the client reconnects on (not "io server disconnect")').to.equal('transport close');
 
-      running = await proc.start({ PALAVER_DEMO: 'true', PORT: String(port) });
+      // Listened for before the start: the socket may reconnect before the start is announced.
       const reconnected = new Promise((resolve) => socket.io.once('reconnect', resolve));
+      running = await proc.start({ PALAVER_DEMO: 'true', PORT: String(port) });
       const sent = await client(running.url).post(`/users/${registered.body.data.userId}/messages`, {
         token: apiKey,
         json: { message: 'answered while the widget was away', agent: { id: 1, name: 'Ada' } },
