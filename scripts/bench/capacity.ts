@@ -17,6 +17,11 @@ import { metricsOf } from './palaver.ts';
 import { progress, type Metric } from './support.ts';
 import { counterDelta, serverCounters, stagesOf, type ServerCounters, type Stages } from './capacity-stages.ts';
 
+/** The Service's API calls that failed so far (`scripts/bench/capacity-service.ts`: an error answer or none). */
+export async function serviceFailures(serviceUrl: string): Promise<number> {
+  return ((await (await fetch(`${serviceUrl}/failures`)).json()) as { failures: number }).failures;
+}
+
 export interface CapacityOptions {
   /** Open conversations at each step, rising. */
   steps: number[];
@@ -306,8 +311,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
             messages: Record<string, [number, number]>;
           })
         : undefined;
-    const readFailures = async () =>
-      palaver.serviceUrl ? ((await (await fetch(`${palaver.serviceUrl}/failures`)).json()) as { failures: number }).failures : undefined;
+    const readFailures = async () => (palaver.serviceUrl ? serviceFailures(palaver.serviceUrl) : undefined);
     const trace0 = await readTrace();
     const failures0 = await readFailures();
     const counters0 = palaver.outbox === false ? undefined : await serverCounters(palaver.url);

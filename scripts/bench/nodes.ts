@@ -15,7 +15,7 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { Socket } from 'socket.io-client';
-import { connectOne, register } from './capacity.ts';
+import { connectOne, register, serviceFailures } from './capacity.ts';
 import { postgresCommitsCeiling, redisOpsCeiling, type Ceiling } from './ceilings.ts';
 import { percentile } from './load.ts';
 import { drained, metricsOf, startNode, startPalaver, type BenchNode, type BenchPalaver } from './palaver.ts';
@@ -234,8 +234,7 @@ async function runOn(
     await load(Math.min(10, options.seconds / 3));
     await answersIn(60_000);
     await quiet();
-    const serviceFailures = async () => ((await (await fetch(`${service.url}/failures`)).json()) as { failures: number }).failures;
-    const failuresBefore = await serviceFailures();
+    const failuresBefore = await serviceFailures(service.url);
     meter = await UsageMeter.open(new URL(database.url).pathname.slice(1), redis.client, [
       ...nodes.map((n) => n.child.pid ?? 0),
       service.pid,
@@ -281,7 +280,7 @@ async function runOn(
       refused,
       errors,
       lost,
-      service_failures: (await serviceFailures()) - failuresBefore,
+      service_failures: (await serviceFailures(service.url)) - failuresBefore,
       exchanges_per_second: round(answered / windowSeconds, 1),
       cross_node_per_second: round(crossed / windowSeconds, 1),
       p50_ms: round(percentile(sorted, 50), 1),
