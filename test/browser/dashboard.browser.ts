@@ -297,6 +297,9 @@ describe('Operator dashboard', function () {
       expect(await page.getByRole('button', { name: 'Create Service' }).count()).to.equal(0);
       expect(await page.getByRole('button', { name: 'Change default Service' }).isDisabled()).to.equal(true);
       await page.getByRole('button', { name: 'Sign out' }).click();
+      // Signed out once the form is back: the sign-out clears the address's hash when the server
+      // answers, which would otherwise land after the navigation below and open the accounts page.
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
 
       const both = await newOperator(grants('accounts:read', 'services:edit', 'conversations:read'));
       await openDashboard(page, `#/accounts/${account.id}/services/${services[0]?.id}`);
