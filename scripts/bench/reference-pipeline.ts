@@ -11,7 +11,7 @@
 // `auth.identification`, as the widget does with Palaver. Nothing else: no outbox (a webhook
 // that fails is counted, not retried), no limits, no tenancy.
 // Usage: reference-pipeline.ts <database URL | embedded:<dir>> <webhook URL> <API key> <webhook secret>
-// (the embedded database is PGlite behind pglite-socket in a worker thread, started as Palaver
+// (the embedded database is PGlite behind its wire server in a worker thread, started as Palaver
 // starts its own). Prints its port; on SIGTERM, the failed webhooks on stderr.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { createServer } from 'node:http';

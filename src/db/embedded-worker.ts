@@ -2,7 +2,7 @@
 // PostgreSQL wire protocol on loopback, so the main event loop never runs database work.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { serveWire } from './embedded-wire.ts';
 
 export interface WorkerInput {
   directory: string;
@@ -16,23 +16,18 @@ const { directory } = workerData as WorkerInput;
 
 try {
   const db = await PGlite.create(directory);
-  // PGlite is one session: several sockets would interleave extended-protocol messages
-  // of different clients. One connection, and the pool on the other side is sized to match.
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
-  await server.start();
-  const address = server.getServerConn();
-  const listening = Number(address.slice(address.lastIndexOf(':') + 1));
+  const server = await serveWire(db);
 
   port.on('message', (command: WorkerCommand) => {
     if (command.type !== 'stop') return;
     void (async () => {
-      await server.stop();
+      await server.close();
       // A clean close checkpoints, so the next start needs no recovery.
       await db.close();
       port.close();
     })();
   });
-  port.postMessage({ type: 'ready', port: listening } satisfies WorkerReply);
+  port.postMessage({ type: 'ready', port: server.port } satisfies WorkerReply);
 } catch (err) {
   port.postMessage({ type: 'error', message: (err as Error).message } satisfies WorkerReply);
 }

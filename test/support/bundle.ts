@@ -39,7 +39,6 @@ export type Program = 'src/main.ts' | 'scripts/admin.ts';
 
 const EXTERNAL = [
   '@electric-sql/pglite',
-  '@electric-sql/pglite-socket',
   'better-sqlite3',
   'libsql',
   'mariadb',
