@@ -8,9 +8,17 @@
 // its API call (ms on the clock `performance.timeOrigin + performance.now()`, which every process
 // of the machine shares), and this process's CPU so far: capacity.ts breaks a round trip into
 // stages with them, and tells whether this process, rather than the server, was short of a core.
-import { createServer } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/**
+ * At most 64 connections to each node, kept alive, as a bot's HTTP client pools them (Palaver's
+ * own webhooks to a Service: `webhooks.maxPerService`, 64). Unbounded, as fetch() opens them, a
+ * slow step had the Service open more than the 256 connections a node takes from one address
+ * (`http.maxConnectionsPerAddress`), and the node refused the rest: answers lost to the bench's
+ * Service, not to Palaver.
+ */
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 let palaverUrls: string[] = [];
 let apiKey = '';
 let failures = 0;
@@ -42,20 +50,21 @@ const server = createServer((req, res) => {
     const text = String(body.message);
     const customerNode = Number(/^n(\d+)\./.exec(text)?.[1] ?? 0);
     const palaverUrl = palaverUrls[(customerNode + 1) % palaverUrls.length];
-    fetch(`${palaverUrl}/serviceApi/v2.3/users/${user.id}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-      body: JSON.stringify({ message: `re: ${text}`, agent: { id: 1, name: 'Capacity bot' } }),
-    }).then(
-      async (answer) => {
-        await answer.arrayBuffer();
-        trace.set(text, [hookAt, now()]);
-        if (!answer.ok) failures += 1;
-      },
-      () => {
-        failures += 1;
+    const call = request(
+      `${palaverUrl}/serviceApi/v2.3/users/${user.id}/messages`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` } },
+      (answer) => {
+        answer.resume();
+        answer.on('end', () => {
+          trace.set(text, [hookAt, now()]);
+          if ((answer.statusCode ?? 0) >= 300) failures += 1;
+        });
       },
     );
+    call.on('error', () => {
+      failures += 1;
+    });
+    call.end(JSON.stringify({ message: `re: ${text}`, agent: { id: 1, name: 'Capacity bot' } }));
   });
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
