@@ -16,6 +16,7 @@ import { client } from '../support/http.ts';
 import { outboxSettled, receivedExactly } from '../support/outbox.ts';
 import { Receiver } from '../support/receiver.ts';
 import { TEST_ADMIN, sharedServer, startTestServer } from '../support/server.ts';
+import { until as readUntil } from '../support/until.ts';
 import { Widget } from '../support/widget.ts';
 import { startWidgetHost } from '../support/widget-host.ts';
 
@@ -791,6 +792,15 @@ describe('Operator dashboard', function () {
     expect((await widget.send('During the outage')).status).to.equal(200);
     await hook.waitFor(1);
     expect((await widget.send('Right after')).status).to.equal(200);
+    // The 503's outcome is committed after the receiver answered it, and the log is read once
+    // when the filter changes (live notices reload the counts, not the log): read it after that.
+    const token = await adminToken();
+    await readUntil(
+      "the first attempt's outcome",
+      async () =>
+        (await api().get<Array<{ attempts: number }>>(`/adminApi/services/${service.id}/deliveries?state=pending`, { token })).body.data,
+      (pending) => pending.some((d) => d.attempts === 1),
+    );
 
     await page.getByRole('combobox', { name: 'State' }).selectOption('pending');
     await deliveries.getByText(/1 attempt · last status 503 · HTTP 503 · next attempt /).waitFor();
