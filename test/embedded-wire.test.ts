@@ -97,6 +97,28 @@ describe('embedded database wire server', function () {
     await second.end();
   });
 
+  it('closes a connection that sends a message whose length is shorter than itself, and serves the next', async () => {
+    const socket = connect(Number(new URL(db.url).port), '127.0.0.1');
+    const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+    const startup = Buffer.alloc(8);
+    startup.writeInt32BE(8 + params.length, 0);
+    startup.writeInt32BE(196608, 4);
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => {
+      // Past the startup's answer (ReadyForQuery, 'Z'), a Query message claiming a length of -1.
+      socket.on('data', (chunk: Buffer) => {
+        if (chunk.includes(0x5a)) resolve();
+      });
+      socket.write(Buffer.concat([startup, params]));
+    });
+    socket.write(Buffer.from([0x51, 0xff, 0xff, 0xff, 0xff]));
+    await closed;
+    const c = await client();
+    expect((await c.query('select 2 as two')).rows).to.deep.equal([{ two: 2 }]);
+    await c.end();
+  });
+
   it('refuses TLS in plain text before the startup message, as a server without it does', async () => {
     const socket = connect(Number(new URL(db.url).port), '127.0.0.1');
     const request = Buffer.alloc(8);

@@ -136,6 +136,11 @@ class Session {
     let terminate = false;
     while (this.buffered.length - end >= 5) {
       const size = 1 + this.buffered.readInt32BE(end + 1);
+      if (size < 5) {
+        // A length shorter than itself: not the protocol. Nothing of it reaches PGlite.
+        this.socket.destroy();
+        return;
+      }
       if (this.buffered.length - end < size) break;
       if (this.buffered[end] === TERMINATE) {
         terminate = true;
@@ -152,7 +157,15 @@ class Session {
   }
 
   private answer(messages: Uint8Array): void {
-    const answer = this.db.execProtocolRawSync(messages);
+    let answer: Uint8Array;
+    try {
+      answer = this.db.execProtocolRawSync(messages);
+    } catch {
+      // PGlite answers a statement's error in the protocol; what it throws is its own failure
+      // (a startup it cannot take): the client sees its connection end, the worker goes on.
+      this.socket.destroy();
+      return;
+    }
     if (answer.length > 0 && this.socket.writable) this.socket.write(answer);
   }
 }
