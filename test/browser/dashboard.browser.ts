@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
 import { Webhook } from 'standardwebhooks';
 import { useBrowser } from '../support/browser.ts';
-import { DASHBOARD_SHOTS, expectAccessible, newOperator, openDashboard, screenshots, signIn } from '../support/dashboard.ts';
+import { DASHBOARD_SHOTS, expectAccessible, newOperator, openDashboard, screenshots, signIn, untilTrue } from '../support/dashboard.ts';
 import { adminToken, createAccount, createService, type AccountData, type CreatedServiceData } from '../support/factories.ts';
 import { PNG } from '../support/files.ts';
 import { pdf, png } from './files.ts';
@@ -25,18 +25,6 @@ const api = () => client(sharedServer().url);
 async function adminIdentifier(): Promise<string> {
   const me = await api().get<{ identifier: string }>('/adminApi/session', { token: await adminToken() });
   return me.body.data.identifier;
-}
-
-/**
- * Waits until an expression is true in the page, evaluated over the DevTools protocol: the page's
- * CSP refuses the eval that waitForFunction() polls with once the first check fails.
- */
-async function until(page: Page, expression: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await page.evaluate<boolean>(expression))) {
-    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms: ${expression}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** What a phone (390 x 844) shows, where the page must not scroll sideways. */
@@ -459,7 +447,7 @@ describe('Operator dashboard', function () {
     const more = page.getByRole('button', { name: 'Show more conversations' });
     await page.screenshot({ path: `${DASHBOARD_SHOTS}/conversations-first-page-1280.png` });
     await more.click();
-    await until(page, `document.querySelectorAll('ul.users > li').length === 55`);
+    await untilTrue(page, `document.querySelectorAll('ul.users > li').length === 55`);
     await more.waitFor({ state: 'hidden' });
     const shown = await page.evaluate<string[]>(`[...document.querySelectorAll('ul.users a')].map((a) => a.getAttribute('href'))`);
     const expected = [
@@ -488,7 +476,7 @@ describe('Operator dashboard', function () {
       .first()
       .getByText(/Question \d/)
       .waitFor();
-    await until(page, `[...document.querySelectorAll('ul.users .last')].slice(0, 5).every((e) => /Question \\d/.test(e.textContent))`);
+    await untilTrue(page, `[...document.querySelectorAll('ul.users .last')].slice(0, 5).every((e) => /Question \\d/.test(e.textContent))`);
     expect(lists.length, lists.join(' ')).to.be.within(1, 2);
     // The pages loaded before stay: still every conversation, each once.
     expect(await entries.count()).to.equal(55);
@@ -513,7 +501,7 @@ describe('Operator dashboard', function () {
 
     expect((await widget.send('A live one')).status).to.equal(200);
     await messages.getByText('A live one').waitFor();
-    await until(page, atBottom);
+    await untilTrue(page, atBottom);
     expect(await page.evaluate<boolean>(atBottom), 'stays at the newest message').to.equal(true);
 
     // Scrolled up to read (its scroll event at once, not at the next frame): a new message does not move the view.
@@ -576,7 +564,7 @@ describe('Operator dashboard', function () {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
     await page.getByRole('list', { name: 'Messages' }).getByText('Can you check?').waitFor();
-    await until(
+    await untilTrue(
       page,
       `(() => { const r = [...document.querySelectorAll('.message')].pop().getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`,
     );
@@ -625,14 +613,14 @@ describe('Operator dashboard', function () {
     const messages = page.getByRole('list', { name: 'Messages' });
     const image = messages.getByRole('img', { name: 'broken-lamp.png' });
     await image.waitFor();
-    await page.waitForFunction(`document.querySelector('img[alt="broken-lamp.png"]')?.naturalWidth === 160`);
+    await untilTrue(page, `document.querySelector('img[alt="broken-lamp.png"]')?.naturalWidth === 160`);
     expect(await image.getAttribute('src')).to.match(/^blob:/);
     // The image opens full size in a new tab, from the same object URL.
     const full = messages.getByRole('link', { name: 'broken-lamp.png' });
     expect(await full.getAttribute('href')).to.equal(await image.getAttribute('src'));
     const [tab] = await Promise.all([page.waitForEvent('popup'), full.click()]);
     expect(tab.url()).to.match(/^blob:/);
-    await tab.waitForFunction(`document.querySelector('img')?.naturalWidth === 160`);
+    await untilTrue(tab, `document.querySelector('img')?.naturalWidth === 160`);
     await tab.close();
     expect(pageConsole.filter((line) => /Content Security Policy/i.test(line))).to.deep.equal([]);
 
@@ -1005,7 +993,7 @@ describe('Operator dashboard', function () {
       await qr.waitFor();
       // Drawn from an object URL, which the page's CSP (img-src blob:) allows: it loaded.
       expect(await qr.getAttribute('src')).to.match(/^blob:/);
-      await until(page, `document.querySelector('img.qr').complete && document.querySelector('img.qr').naturalWidth > 0`);
+      await untilTrue(page, `document.querySelector('img.qr').complete && document.querySelector('img.qr').naturalWidth > 0`);
       const key = (await page.locator('.totp-secret').innerText()).replace(/\s/g, '');
       expect(key).to.match(/^[A-Z2-7]{32}$/);
       await screenshots(page, 'two-factor-enrol');

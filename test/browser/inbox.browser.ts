@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { useBrowser } from '../support/browser.ts';
-import { DASHBOARD_SHOTS, expectAccessible, newOperator, openDashboard, signIn } from '../support/dashboard.ts';
+import { DASHBOARD_SHOTS, expectAccessible, newOperator, openDashboard, signIn, untilTrue } from '../support/dashboard.ts';
 import { adminToken, createAccount, createService } from '../support/factories.ts';
 import { client } from '../support/http.ts';
 import { receivedExactly } from '../support/outbox.ts';
@@ -106,8 +106,8 @@ describe('Team inbox (two operators, a customer, a bot)', function () {
       for (const { page } of [a, b]) {
         const entry = page.getByRole('list', { name: 'Inbox conversations' }).getByRole('link', { name: /Anonymous user/ });
         await entry.getByText('1 unread').waitFor();
-        await page.waitForFunction(`document.title.startsWith('(1) Inbox')`);
-        await page.waitForFunction(`window.shownNotifications.includes('New message (unassigned): Hello, is anyone there?')`);
+        await untilTrue(page, `document.title.startsWith('(1) Inbox')`);
+        await untilTrue(page, `window.shownNotifications.includes('New message (unassigned): Hello, is anyone there?')`);
       }
 
       // B opens it with the keyboard (j), A with the mouse; A takes it.
@@ -180,7 +180,7 @@ describe('Team inbox (two operators, a customer, a bot)', function () {
         await entry.getByText('1 unread').waitFor();
         await entry.getByText(/open · Team inbox/).waitFor();
       }
-      await a.page.waitForFunction(`window.shownNotifications.includes('New message: One more question')`);
+      await untilTrue(a.page, `window.shownNotifications.includes('New message: One more question')`);
       // The list alone on a phone.
       await a.page.setViewportSize({ width: 390, height: 800 });
       await a.page.screenshot({ path: `${DASHBOARD_SHOTS}/inbox-team-list-390.png`, fullPage: true });

@@ -23,6 +23,19 @@ export async function signIn(page: Page, email = TEST_ADMIN.email, password = TE
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
+/**
+ * Waits until an expression is true in the page, evaluated over the DevTools protocol: the
+ * dashboard's CSP (script-src 'self') refuses the eval that waitForFunction() polls with once its
+ * first check fails, so a waitForFunction() there passes only when it is true at once.
+ */
+export async function untilTrue(page: Page, expression: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate<boolean>(expression))) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms: ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** An operator with these grants, made through the Admin API; answers their email and password. */
 export async function newOperator(
   grants: Array<{ permission: string; accountId: number | null }>,
