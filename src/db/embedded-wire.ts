@@ -60,7 +60,11 @@ export async function serveWire(db: PGlite, host = '127.0.0.1'): Promise<WireSer
         if (closing) return;
         if (session.started) db.execProtocolRawSync(RESET);
         next();
-      } else waiting.splice(waiting.indexOf(session), 1);
+      } else {
+        // Still waiting, unless next() already dropped it as destroyed.
+        const at = waiting.indexOf(session);
+        if (at >= 0) waiting.splice(at, 1);
+      }
     });
     waiting.push(session);
     next();
