@@ -9,6 +9,7 @@ import { startTestServer, type TestServer } from './support/server.ts';
 
 interface TableStats {
   n_dead_tup: string;
+  n_ins_since_vacuum: string;
   last_vacuum: Date | null;
   last_analyze: Date | null;
 }
@@ -16,7 +17,9 @@ interface TableStats {
 async function stats(em: EntityManager, table: string): Promise<TableStats> {
   const [row] = await em
     .getConnection()
-    .execute<TableStats[]>('select n_dead_tup, last_vacuum, last_analyze from pg_stat_user_tables where relname = ?', [table]);
+    .execute<TableStats[]>('select n_dead_tup, n_ins_since_vacuum, last_vacuum, last_analyze from pg_stat_user_tables where relname = ?', [
+      table,
+    ]);
   if (!row) throw new Error(`no statistics for ${table}`);
   return row;
 }
@@ -40,6 +43,19 @@ async function churn(em: EntityManager, table: string): Promise<void> {
       .execute<Array<{ dead: string }>>('select n_dead_tup as dead from pg_stat_user_tables where relname = ?', [table]);
     if (Number(counted[0]?.dead ?? 0) > 0) return;
     if (waited > 10_000) throw new Error(`the dead rows of ${table} were never counted`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A table made for the test with `rows` rows, none ever updated, counted once reported. */
+async function inserted(em: EntityManager, table: string, rows: number): Promise<void> {
+  await em.transactional(async (t) => {
+    await t.execute(`create table ${table} (id integer primary key, body text not null)`);
+    await t.execute(`insert into ${table} select g, 'message ' || g from generate_series(1, ${rows}) g`);
+    await t.execute('select pg_stat_force_next_flush()');
+  });
+  for (let waited = 0; Number((await stats(em, table)).n_ins_since_vacuum) < rows; waited += 50) {
+    if (waited > 10_000) throw new Error(`the inserts into ${table} were never counted`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -92,5 +108,32 @@ describe('tables vacuumed by Palaver where the database does not', function () {
     expect(Number(churned.n_dead_tup)).to.equal(0);
     expect(churned.last_vacuum).to.not.equal(null);
     expect((await stats(em, 'vacuum_probe_quiet')).last_vacuum, 'an empty table is not due').to.equal(null);
+  });
+
+  it('vacuums an insert-only table once its inserts pass 1,000 + 20% of its rows, and not before', async () => {
+    // Messages are only ever inserted: no dead rows, yet a vacuum is what marks their pages
+    // all-visible and empties the full-text index's pending list.
+    const em = server.deps.db.orm.em;
+    await inserted(em, 'vacuum_probe_few', 900);
+    await inserted(em, 'vacuum_probe_many', 2_000);
+    await vacuumDueTables(em);
+    const many = await stats(em, 'vacuum_probe_many');
+    expect(many.last_vacuum, 'past the insert threshold').to.not.equal(null);
+    expect(Number(many.n_ins_since_vacuum)).to.equal(0);
+    const few = await stats(em, 'vacuum_probe_few');
+    expect(few.last_vacuum, 'under the insert threshold: analysed only').to.equal(null);
+    expect(few.last_analyze).to.not.equal(null);
+  });
+
+  it('vacuums a table whose oldest transaction id is past the freeze limit, however little it changed', async () => {
+    const em = server.deps.db.orm.em;
+    await inserted(em, 'vacuum_probe_old', 10);
+    // A few transactions later its relfrozenxid is a few transactions old: under any real limit,
+    // over one of 1.
+    for (let i = 0; i < 3; i += 1) await em.transactional((t) => t.execute('select txid_current()'));
+    await vacuumDueTables(em);
+    expect((await stats(em, 'vacuum_probe_old')).last_vacuum, 'under autovacuum_freeze_max_age').to.equal(null);
+    await vacuumDueTables(em, { transactions: 1 });
+    expect((await stats(em, 'vacuum_probe_old')).last_vacuum, 'past a limit of 1').to.not.equal(null);
   });
 });

@@ -16,6 +16,7 @@ import { Migration20270115000000_email_replies } from './Migration20270115000000
 import { Migration20270115000000_audit_log } from './Migration20270115000000_audit_log.ts';
 import { Migration20270120000000_offer_expiry } from './Migration20270120000000_offer_expiry.ts';
 import { Migration20270125000000_analysis_targets } from './Migration20270125000000_analysis_targets.ts';
+import { Migration20270126000000_text_search_pending_list } from './Migration20270126000000_text_search_pending_list.ts';
 
 /** Every migration in order, listed explicitly so PGlite and PostgreSQL run the very same set. */
 export const migrationsList = [
@@ -37,4 +38,5 @@ export const migrationsList = [
   { name: 'Migration20270115000000_audit_log', class: Migration20270115000000_audit_log },
   { name: 'Migration20270120000000_offer_expiry', class: Migration20270120000000_offer_expiry },
   { name: 'Migration20270125000000_analysis_targets', class: Migration20270125000000_analysis_targets },
+  { name: 'Migration20270126000000_text_search_pending_list', class: Migration20270126000000_text_search_pending_list },
 ];
