@@ -22,6 +22,12 @@ const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 let palaverUrls: string[] = [];
 let apiKey = '';
 let failures = 0;
+/** Failed calls by what they got: an HTTP status with the envelope's error code, or the socket's error code. */
+const failureKinds: Record<string, number> = {};
+const failed = (kind: string) => {
+  failures += 1;
+  failureKinds[kind] = (failureKinds[kind] ?? 0) + 1;
+};
 /** Message text → [webhook in, API call answered]. */
 let trace = new Map<string, [number, number]>();
 const now = () => performance.timeOrigin + performance.now();
@@ -37,7 +43,7 @@ const server = createServer((req, res) => {
       apiKey = String(body.apiKey);
       return res.writeHead(200).end('{}');
     }
-    if (req.url === '/failures') return res.writeHead(200).end(JSON.stringify({ failures }));
+    if (req.url === '/failures') return res.writeHead(200).end(JSON.stringify({ failures, kinds: failureKinds }));
     if (req.url === '/trace') {
       const cpu = process.cpuUsage();
       res.writeHead(200).end(JSON.stringify({ cpuSeconds: (cpu.user + cpu.system) / 1e6, messages: Object.fromEntries(trace) }));
@@ -54,16 +60,16 @@ const server = createServer((req, res) => {
       `${palaverUrl}/serviceApi/v2.3/users/${user.id}/messages`,
       { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` } },
       (answer) => {
-        answer.resume();
+        const body: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => body.push(chunk));
         answer.on('end', () => {
           trace.set(text, [hookAt, now()]);
-          if ((answer.statusCode ?? 0) >= 300) failures += 1;
+          const status = answer.statusCode ?? 0;
+          if (status >= 300) failed(`${status} ${/"code":"([^"]+)"/.exec(Buffer.concat(body).toString('utf8'))?.[1] ?? ''}`.trim());
         });
       },
     );
-    call.on('error', () => {
-      failures += 1;
-    });
+    call.on('error', (err: NodeJS.ErrnoException) => failed(err.code ?? err.message));
     call.end(JSON.stringify({ message: `re: ${text}`, agent: { id: 1, name: 'Capacity bot' } }));
   });
 });

@@ -19,7 +19,21 @@ import { counterDelta, serverCounters, stagesOf, type ServerCounters, type Stage
 
 /** The Service's API calls that failed so far (`scripts/bench/capacity-service.ts`: an error answer or none). */
 export async function serviceFailures(serviceUrl: string): Promise<number> {
-  return ((await (await fetch(`${serviceUrl}/failures`)).json()) as { failures: number }).failures;
+  return (await serviceFailureKinds(serviceUrl)).failures;
+}
+
+/** The same, and how many of each kind ("503 server_busy", "ECONNRESET"). */
+async function serviceFailureKinds(serviceUrl: string): Promise<{ failures: number; kinds: Record<string, number> }> {
+  return (await (await fetch(`${serviceUrl}/failures`)).json()) as { failures: number; kinds: Record<string, number> };
+}
+
+/** What failed between two reads, by kind, for the step's line. */
+function failedSince(before: Record<string, number>, after: Record<string, number>): string {
+  return Object.entries(after)
+    .map(([kind, n]) => [kind, n - (before[kind] ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${kind} × ${n}`)
+    .join(', ');
 }
 
 export interface CapacityOptions {
@@ -74,6 +88,8 @@ interface StepResult {
    * whose webhook never came.
    */
   service_failures?: number;
+  /** The same by kind: "503 server_busy × 2". */
+  service_failure_kinds?: string;
   p50_ms: number;
   p99_ms: number;
   server_cpu_percent: number;
@@ -311,7 +327,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
             messages: Record<string, [number, number]>;
           })
         : undefined;
-    const readFailures = async () => (palaver.serviceUrl ? serviceFailures(palaver.serviceUrl) : undefined);
+    const readFailures = async () => (palaver.serviceUrl ? serviceFailureKinds(palaver.serviceUrl) : undefined);
     const trace0 = await readTrace();
     const failures0 = await readFailures();
     const counters0 = palaver.outbox === false ? undefined : await serverCounters(palaver.url);
@@ -352,7 +368,12 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       server_rss_mean_bytes: Math.round(rssSamples.reduce((sum, b) => sum + b, 0) / Math.max(rssSamples.length, 1)),
       server_rss_peak_bytes: Math.max(0, ...rssSamples),
       ...(outboxPending === undefined ? {} : { outbox_pending: outboxPending }),
-      ...(failures0 === undefined || failures1 === undefined ? {} : { service_failures: failures1 - failures0 }),
+      ...(failures0 === undefined || failures1 === undefined
+        ? {}
+        : {
+            service_failures: failures1.failures - failures0.failures,
+            service_failure_kinds: failedSince(failures0.kinds, failures1.kinds),
+          }),
       ...(trace && trace0
         ? {
             stages: stagesOf(timeline, trace.messages),
@@ -380,7 +401,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     progress(
       `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.refused} refused, ` +
         `${step.unanswered} unanswered` +
-        (step.service_failures ? ` (the Service's API call failed for ${step.service_failures})` : '') +
+        (step.service_failures ? ` (the Service's API call failed for ${step.service_failures}: ${step.service_failure_kinds})` : '') +
         `, ${step.errors} errors in all, ` +
         `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, ` +
         (step.outbox_pending === undefined ? '' : `outbox ${step.outbox_pending}, `) +
