@@ -110,6 +110,20 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       this.set(databaseWait.read() / 1000);
     },
   });
+  // The share of time the node's one JavaScript thread runs callbacks is this counter's rate: near
+  // 1, its CPU is what the node runs out of, which the admission's signs (writes in progress, the
+  // database wait) do not show (docs/performance.md, Overload).
+  let loopBusySeconds = 0;
+  new Counter({
+    name: 'palaver_event_loop_busy_seconds_total',
+    help: "Time this node's event loop spent running callbacks (performance.eventLoopUtilization's active time)",
+    registers: [registry],
+    collect() {
+      const busy = performance.eventLoopUtilization().active / 1000;
+      this.inc(busy - loopBusySeconds);
+      loopBusySeconds = busy;
+    },
+  });
   const clientWritesInFlight = { read: () => 0 };
   new Gauge({
     name: 'palaver_client_writes_in_flight',

@@ -36,6 +36,15 @@ describe('HTTP basics', () => {
     expect(metrics.text).to.contain('palaver_process_resident_memory_bytes');
   });
 
+  it('counts the event loop’s busy time, rising as the node works', async () => {
+    const busy = async () => Number(/^palaver_event_loop_busy_seconds_total (\S+)$/m.exec((await api().get('/metrics')).text)?.[1]);
+    const before = await busy();
+    expect(before).to.be.greaterThan(0);
+    // Work on the node's own thread between two reads: the counter has to show it.
+    for (let i = 0; i < 20; i += 1) await api().get('/healthz');
+    expect(await busy()).to.be.greaterThan(before);
+  });
+
   it('echoes a sane x-request-id and makes one up otherwise', async () => {
     const mine = await api().get('/healthz', { headers: { 'x-request-id': 'abc-123' } });
     expect(mine.headers.get('x-request-id')).to.equal('abc-123');

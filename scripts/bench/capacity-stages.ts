@@ -67,6 +67,8 @@ export interface ServerCounters {
   batch_mean: Record<string, number>;
   /** The event loop's delay as the step ends (prom-client samples it between scrapes: this step's). */
   loop_delay_ms: { p99: number; max: number };
+  /** The share of the step the event loop spent running callbacks (1: the node's thread never idle). */
+  loop_busy: number;
 }
 
 export interface CounterSnapshot {
@@ -102,5 +104,6 @@ export function counterDelta(before: CounterSnapshot, after: CounterSnapshot, se
       p99: round((after.values.get('palaver_nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000),
       max: round((after.values.get('palaver_nodejs_eventloop_lag_max_seconds') ?? 0) * 1000),
     },
+    loop_busy: Math.round((delta('palaver_event_loop_busy_seconds_total') / seconds) * 100) / 100,
   };
 }
