@@ -24,6 +24,14 @@ async function stats(em: EntityManager, table: string): Promise<TableStats> {
   return row;
 }
 
+/** Reads a table's statistics until they show what a transaction just reported. */
+async function until(em: EntityManager, table: string, shown: (stats: TableStats) => boolean, what: string): Promise<void> {
+  for (let waited = 0; !shown(await stats(em, table)); waited += 50) {
+    if (waited > 10_000) throw new Error(`${what} of ${table} were never counted`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /**
  * Old row versions left behind: the rows of a table made for the test, each written again, in one
  * transaction that has its backend report its counts as it ends (PostgreSQL otherwise holds
@@ -37,14 +45,7 @@ async function churn(em: EntityManager, table: string): Promise<void> {
     await t.execute(`update ${table} set n = n + 1`);
     await t.execute('select pg_stat_force_next_flush()');
   });
-  for (let waited = 0; ; waited += 50) {
-    const counted = await em
-      .getConnection()
-      .execute<Array<{ dead: string }>>('select n_dead_tup as dead from pg_stat_user_tables where relname = ?', [table]);
-    if (Number(counted[0]?.dead ?? 0) > 0) return;
-    if (waited > 10_000) throw new Error(`the dead rows of ${table} were never counted`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(em, table, (s) => Number(s.n_dead_tup) > 0, 'the dead rows');
 }
 
 /** A table made for the test with `rows` rows, none ever updated, counted once reported. */
@@ -54,10 +55,7 @@ async function inserted(em: EntityManager, table: string, rows: number): Promise
     await t.execute(`insert into ${table} select g, 'message ' || g from generate_series(1, ${rows}) g`);
     await t.execute('select pg_stat_force_next_flush()');
   });
-  for (let waited = 0; Number((await stats(em, table)).n_ins_since_vacuum) < rows; waited += 50) {
-    if (waited > 10_000) throw new Error(`the inserts into ${table} were never counted`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(em, table, (s) => Number(s.n_ins_since_vacuum) >= rows, 'the inserts');
 }
 
 async function autovacuumOn(em: EntityManager): Promise<boolean> {

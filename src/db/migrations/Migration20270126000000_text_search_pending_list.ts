@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * takes new entries into an unsorted pending list and merges it into the index proper when the
  * list passes this limit, inside the insert that passed it, or at the table's next vacuum. On
  * the embedded database that merge holds its one connection: in PGlite, 120,000 eight-word
- * messages inserted four to a transaction had their longest insert at 380–440 ms with 4 MB and
+ * messages inserted four to a transaction had their longest insert at 360–440 ms with 4 MB and
  * 78–101 ms with 256 kB, in the same total time (docs/performance.md, Table statistics). On a
  * PostgreSQL server it holds only the one transaction, but for as long.
  */
