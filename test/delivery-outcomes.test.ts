@@ -6,7 +6,10 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
+import { heldTransaction } from '../src/db/tx/held.ts';
+import { outletsOf } from '../src/db/tx/outlets.ts';
 import { enqueue } from '../src/deliveries/outbox.ts';
+import { writeOutcomes } from '../src/deliveries/outcomes.ts';
 import { findDelivery } from '../src/deliveries/listings.ts';
 import { createAccount } from '../src/tenancy/accounts.ts';
 import { createService } from '../src/tenancy/services.ts';
@@ -151,6 +154,41 @@ describe('delivery outcomes', function () {
       };
       for (let i = 0; i < 100 && !(await settled()); i++) await sleep(20);
       expect(await counted()).to.deep.equal(expected);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('ends deliveries in one round trip: the chain locks and the statement that ends them leave together', async () => {
+    const em = server.deps.db.orm.em.fork();
+    // Holds the worker's own attempt, so the outcome below is the only one written meanwhile.
+    const gate = await new Gate(() => 200).start();
+    try {
+      const account = await createAccount(em, { name: 'One round trip' });
+      const created = await createService(em, account.id, { name: 'Held', webhookUrl: gate.url });
+      const serviceId = created!.service.id;
+      const [head, next] = await transaction(em.fork(), async (tx) => [
+        (await enqueue(tx, { kind: 'event', payload: { n: 1 }, recipients: [serviceId], orderingKey: 7 }))[0]!,
+        (await enqueue(tx, { kind: 'event', payload: { n: 2 }, recipients: [serviceId], orderingKey: 7 }))[0]!,
+      ]);
+      await gate.waitForHeld(1);
+
+      // The client goes idle ('drain') once everything it sent is answered: once per round trip.
+      let roundTrips = 0;
+      const { committed } = await heldTransaction(em, async (tx) => {
+        (tx.connection as unknown as pg.Client).on('drain', () => roundTrips++);
+        // Delivered is recorded whichever node holds the lease: the receiver has it.
+        return writeOutcomes(tx, 'another-node', [
+          { type: 'delivered', id: head, status: 200, error: null, startedAt: new Date(), durationMs: 1 },
+        ]);
+      });
+      expect(roundTrips).to.equal(1);
+      expect((await findDelivery(em.fork(), head))?.state).to.equal('delivered');
+      // The chain's next delivery was promoted (and leased) by the same statement: handed to the
+      // worker once committed, as the worker's group commit does, it is sent.
+      outletsOf(em).deliver(committed);
+      await gate.waitForHeld(2);
+      expect(gate.received).to.include(next);
     } finally {
       await gate.close();
     }

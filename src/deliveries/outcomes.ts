@@ -37,8 +37,8 @@ type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
 /**
  * Writes the outcomes of many attempts inside the caller's transaction (the worker's group
  * commit), a few statements whatever their number: for a batch of deliveries that ended, the
- * chain locks, then one statement that logs the attempts, ends the deliveries and promotes the
- * next of their chains. Chains are locked first and Services last, each in ascending order, so
+ * chain locks, then (in the same round trip) one statement that logs the attempts, ends the
+ * deliveries and promotes the next of their chains. Chains are locked first and Services last, each in ascending order, so
  * batches of two nodes rarely wait on each other in a cycle (and one that deadlocks is written
  * again record by record). A record whose delivery is no longer this node's lease (or no longer
  * pending) changes nothing, except that a delivered one is recorded whoever holds it now: the
@@ -74,13 +74,19 @@ export async function writeOutcomes(tx: Transaction, node: string, records: read
 async function end(tx: Transaction, node: string, records: readonly Ended[], log: Sql, last: boolean): Promise<number[]> {
   // Only the token that was refused: the app may have registered a new one since.
   const unregistered = records.flatMap((r) => (r.type === 'unregistered' ? [r] : []));
-  await prepared(tx, lockEndedChainsSql(records.map((r) => r.id)));
   const ended = records.map((r) => ({ ...r, state: r.type === 'unregistered' ? ('dead' as const) : r.type }));
   // Each new head to a Service is leased to this node's worker when it has room (handoff.ts).
   const room = handoffLease(tx.handoffTarget(), 'h.eligible', 'h.service_id', 'h.seq');
-  const [row] = await prepared<EndDeliveriesRow>(tx, endDeliveriesSql({ node, ended, log, room }), {
-    commit: last && unregistered.length === 0,
-  });
+  // The second statement needs nothing of the first's answer, so both leave together (pipelined:
+  // the database runs the second once the first holds its locks, and its snapshot is still taken
+  // after them). Waiting for the first's answer held the transaction open, idle, until this
+  // node's event loop read it: time the embedded database's one connection can do nothing else.
+  const [, [row]] = await allAnswered(
+    prepared(tx, lockEndedChainsSql(records.map((r) => r.id))),
+    prepared<EndDeliveriesRow>(tx, endDeliveriesSql({ node, ended, log, room }), {
+      commit: last && unregistered.length === 0,
+    }),
+  );
   const { serviceIds, claims, due } = toEnded(row);
   tx.handOff(claims);
   if (due) tx.markDue();
@@ -104,4 +110,15 @@ async function release(tx: Transaction, node: string, records: readonly Released
   });
   if (gone.length > 0) await prepared(tx, disableGoneServicesSql(gone), { commit: true });
   return log ? logged.map((r) => r.serviceId) : [];
+}
+
+/**
+ * Both statements' answers; the first failure once both are in (the second of two pipelined
+ * statements fails when the first did, and a rejection left unawaited would crash the process).
+ */
+async function allAnswered<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return [a.value, b.value];
 }
