@@ -26,8 +26,11 @@ export interface Metrics {
   databaseWait: { read: () => number };
 }
 
-/** `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all nodes. */
-export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics {
+/**
+ * `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all
+ * nodes; `embeddedBusySeconds` (the embedded database's, db/embedded.ts) too, when there is one.
+ */
+export function createMetrics(pendingDeliveries: () => Promise<number>, embeddedBusySeconds: (() => number) | null = null): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'palaver_' });
   const httpDuration = new Histogram({
@@ -124,6 +127,22 @@ export function createMetrics(pendingDeliveries: () => Promise<number>): Metrics
       loopBusySeconds = busy;
     },
   });
+  // The embedded database serves one session, on a thread of its own: this counter's rate is the
+  // share of time it executes statements. Near 1 it is what the node runs out of (the database
+  // wait then rises too), and PostgreSQL is the way on (docs/operations.md). Absent on PostgreSQL.
+  if (embeddedBusySeconds) {
+    let counted = 0;
+    new Counter({
+      name: 'palaver_embedded_database_busy_seconds_total',
+      help: "Time the embedded database's thread spent executing statements",
+      registers: [registry],
+      collect() {
+        const busy = embeddedBusySeconds();
+        this.inc(busy - counted);
+        counted = busy;
+      },
+    });
+  }
   const clientWritesInFlight = { read: () => 0 };
   new Gauge({
     name: 'palaver_client_writes_in_flight',

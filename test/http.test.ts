@@ -1,6 +1,7 @@
 // The answers every route shares: the envelope, health, metrics and the handling of bad requests.
 import net from 'node:net';
 import { expect } from 'chai';
+import { mode } from './support/database.ts';
 import { client } from './support/http.ts';
 import { sharedServer } from './support/server.ts';
 
@@ -43,6 +44,20 @@ describe('HTTP basics', () => {
     // Work on the node's own thread between two reads: the counter has to show it.
     for (let i = 0; i < 20; i += 1) await api().get('/healthz');
     expect(await busy()).to.be.greaterThan(before);
+  });
+
+  it('counts the embedded database’s busy time, rising as it runs statements; no such counter on PostgreSQL', async () => {
+    const busy = async () => /^palaver_embedded_database_busy_seconds_total (\S+)$/m.exec((await api().get('/metrics')).text)?.[1];
+    if (mode === 'postgresql') {
+      expect(await busy()).to.equal(undefined);
+      return;
+    }
+    const before = Number(await busy());
+    // Migrations and the demo's setup ran on it before the first scrape.
+    expect(before).to.be.greaterThan(0);
+    // A statement that keeps PGlite's thread busy for 50 ms at least, between two reads.
+    await sharedServer().deps.db.orm.em.fork().getConnection().execute('select pg_sleep(0.05)');
+    expect(Number(await busy())).to.be.at.least(before + 0.05);
   });
 
   it('echoes a sane x-request-id and makes one up otherwise', async () => {

@@ -69,6 +69,8 @@ export interface ServerCounters {
   loop_delay_ms: { p99: number; max: number };
   /** The share of the step the event loop spent running callbacks (1: the node's thread never idle). */
   loop_busy: number;
+  /** On the embedded database: the share of the step its thread spent executing statements. */
+  database_busy?: number;
 }
 
 export interface CounterSnapshot {
@@ -105,5 +107,8 @@ export function counterDelta(before: CounterSnapshot, after: CounterSnapshot, se
       max: round((after.values.get('palaver_nodejs_eventloop_lag_max_seconds') ?? 0) * 1000),
     },
     loop_busy: Math.round((delta('palaver_event_loop_busy_seconds_total') / seconds) * 100) / 100,
+    ...(after.values.has('palaver_embedded_database_busy_seconds_total')
+      ? { database_busy: Math.round((delta('palaver_embedded_database_busy_seconds_total') / seconds) * 100) / 100 }
+      : {}),
   };
 }

@@ -36,7 +36,26 @@ export interface WireServer {
   close(): Promise<void>;
 }
 
-export async function serveWire(db: PGlite, host = '127.0.0.1'): Promise<WireServer> {
+export interface WireOptions {
+  host?: string;
+  /**
+   * Nanoseconds PGlite spent executing, added to slot 0 after each call (shared with the main
+   * thread, which reads it for palaver_embedded_database_busy_seconds_total).
+   */
+  busy?: BigInt64Array;
+}
+
+export async function serveWire(db: PGlite, { host = '127.0.0.1', busy }: WireOptions = {}): Promise<WireServer> {
+  /** PGlite's synchronous call, timed when asked. */
+  const execute = (messages: Uint8Array): Uint8Array => {
+    if (!busy) return db.execProtocolRawSync(messages);
+    const start = process.hrtime.bigint();
+    try {
+      return db.execProtocolRawSync(messages);
+    } finally {
+      Atomics.add(busy, 0, process.hrtime.bigint() - start);
+    }
+  };
   /** The connection that has the session; others wait their turn (a pool replacing a broken connection may reach us first). */
   let current: Session | null = null;
   const waiting: Session[] = [];
@@ -54,11 +73,11 @@ export async function serveWire(db: PGlite, host = '127.0.0.1'): Promise<WireSer
 
   const server = createServer((socket) => {
     socket.setNoDelay(true);
-    const session = new Session(db, socket, () => {
+    const session = new Session(execute, socket, () => {
       if (current === session) {
         current = null;
         if (closing) return;
-        if (session.started) db.execProtocolRawSync(RESET);
+        if (session.started) execute(RESET);
         next();
       } else {
         // Still waiting, unless next() already dropped it as destroyed.
@@ -95,7 +114,8 @@ class Session {
   private closed = false;
 
   constructor(
-    private readonly db: PGlite,
+    /** Hands PGlite protocol messages and answers what it answered (serveWire's execute). */
+    private readonly execute: (messages: Uint8Array) => Uint8Array,
     readonly socket: Socket,
     onClose: () => void,
   ) {
@@ -163,7 +183,7 @@ class Session {
   private answer(messages: Uint8Array): void {
     let answer: Uint8Array;
     try {
-      answer = this.db.execProtocolRawSync(messages);
+      answer = this.execute(messages);
     } catch {
       // PGlite answers a statement's error in the protocol; what it throws is its own failure
       // (a startup it cannot take): the client sees its connection end, the worker goes on.

@@ -6,17 +6,19 @@ import { serveWire } from './embedded-wire.ts';
 
 export interface WorkerInput {
   directory: string;
+  /** One BigInt64 slot: nanoseconds PGlite has spent executing, read by the main thread's metrics. */
+  busy: SharedArrayBuffer;
 }
 export type WorkerReply = { type: 'ready'; port: number } | { type: 'error'; message: string };
 export type WorkerCommand = { type: 'stop' };
 
 const port = parentPort;
 if (!port) throw new Error('embedded-worker must run in a worker thread');
-const { directory } = workerData as WorkerInput;
+const { directory, busy } = workerData as WorkerInput;
 
 try {
   const db = await PGlite.create(directory);
-  const server = await serveWire(db);
+  const server = await serveWire(db, { busy: new BigInt64Array(busy) });
 
   port.on('message', (command: WorkerCommand) => {
     if (command.type !== 'stop') return;

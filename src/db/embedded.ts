@@ -7,6 +7,8 @@ import { acquireDataDirLock } from './data-dir-lock.ts';
 
 export interface EmbeddedDatabase {
   url: string;
+  /** Seconds PGlite's thread has spent executing statements since the start (its one session's busy time). */
+  busySeconds: () => number;
   stop(): Promise<void>;
 }
 
@@ -26,7 +28,10 @@ export async function startEmbeddedDatabase(dataDir: string): Promise<EmbeddedDa
   const directory = path.resolve(dataDir, 'pglite');
   mkdirSync(directory, { recursive: true });
   const lock = acquireDataDirLock(path.resolve(dataDir));
-  const worker = spawnWorker({ directory });
+  // Written by the worker after each call into PGlite, read here without a message between threads.
+  const busy = new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
+  const busyNanoseconds = new BigInt64Array(busy);
+  const worker = spawnWorker({ directory, busy });
 
   let port: number;
   try {
@@ -48,6 +53,7 @@ export async function startEmbeddedDatabase(dataDir: string): Promise<EmbeddedDa
   let stopping: Promise<void> | undefined;
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    busySeconds: () => Number(Atomics.load(busyNanoseconds, 0)) / 1e9,
     stop() {
       stopping ??= (async () => {
         const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

@@ -14,6 +14,8 @@ export interface Database {
   url: string;
   /** True when the database is the embedded PGlite (one connection, no parallel sessions). */
   embedded: boolean;
+  /** The embedded database's busy time (EmbeddedDatabase.busySeconds); null on PostgreSQL. */
+  embeddedBusySeconds: (() => number) | null;
   close(): Promise<void>;
 }
 
@@ -114,6 +116,7 @@ export async function openDatabase(
       orm,
       url,
       embedded: embedded !== undefined,
+      embeddedBusySeconds: embedded ? embedded.busySeconds : null,
       async close() {
         await orm.close(true);
         await embedded?.stop();
