@@ -56,9 +56,19 @@ const { values } = parseArgs({
     'no-overload': { type: 'boolean', default: false },
     // The one-file reference's capacity beside Palaver's, for the ratio (on with --full).
     'capacity-reference': { type: 'boolean', default: false },
+    // Palaver's capacity and the reference's measured this many times, which goes first alternating.
+    'capacity-rounds': { type: 'string', default: '1' },
   },
 });
 const number = (name: keyof typeof values) => Number(values[name]);
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (figures: readonly number[]): number => {
+  const sorted = [...figures].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : Math.round((((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2) * 100) / 100;
+};
 
 let capacityGrowth: CapacityGrowth[] = [];
 
@@ -125,16 +135,45 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
         if (dataDir) rmSync(dataDir, { recursive: true, force: true });
       }
     };
-    const withReference = async (mode: 'postgresql' | 'embedded'): Promise<Metric> => {
-      const ours = await run(mode);
-      if (!values.full && !values['capacity-reference']) return ours;
+    const referenceOf = async (mode: 'postgresql' | 'embedded') => {
       process.stderr.write(`  (${mode}, the one-file reference)\n`);
-      const reference = await referenceCapacity(mode, serviceUrl, options);
+      return referenceCapacity(mode, serviceUrl, options);
+    };
+    /**
+     * Palaver's capacity beside the reference's. The two are measured one after the other, on a
+     * host whose speed moves by the quarter hour, so with `--capacity-rounds` the pair is measured
+     * again, the reference going first every other round, and the ratio is the rounds' median.
+     */
+    const withReference = async (mode: 'postgresql' | 'embedded'): Promise<Metric> => {
+      if (!values.full && !values['capacity-reference']) return run(mode);
+      const rounds: Array<{ ours: Metric; reference: Metric }> = [];
+      for (let round = 0; round < Math.max(1, number('capacity-rounds')); round++) {
+        if (round % 2 === 1) {
+          const reference = await referenceOf(mode);
+          rounds.push({ reference, ours: await run(mode) });
+        } else {
+          const ours = await run(mode);
+          rounds.push({ ours, reference: await referenceOf(mode) });
+        }
+      }
+      const [first] = rounds as [{ ours: Metric; reference: Metric }];
+      const ratios = rounds.map((r) => (r.reference.value > 0 ? ratio(r.ours.value, r.reference.value) : 0));
+      const result: Metric = {
+        ...first.ours,
+        baseline: median(rounds.map((r) => r.reference.value)),
+        reference: first.reference,
+      };
+      if (rounds.length === 1) return first.reference.value > 0 ? { ...result, ratio: ratios[0] } : result;
       return {
-        ...ours,
-        baseline: reference.value,
-        ...(reference.value > 0 ? { ratio: ratio(ours.value, reference.value) } : {}),
-        reference,
+        ...result,
+        value: median(rounds.map((r) => r.ours.value)),
+        ratio: median(ratios),
+        rounds: rounds.map((r, i) => ({
+          reference_first: i % 2 === 1,
+          palaver: r.ours.value,
+          reference: r.reference.value,
+          ratio: ratios[i],
+        })),
       };
     };
     const modes = values.full || values['capacity-modes'] === 'both' ? ['postgresql', 'embedded'] : [String(values['capacity-modes'])];
