@@ -128,8 +128,10 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
     },
   });
   // The embedded database serves one session, on a thread of its own: this counter's rate is the
-  // share of time it executes statements. Near 1 it is what the node runs out of (the database
-  // wait then rises too), and PostgreSQL is the way on (docs/operations.md). Absent on PostgreSQL.
+  // share of time it executes statements. The session is full well before 1 (its other time goes
+  // to waits on this thread between statements; about 0.5 at the embedded node's capacity on the
+  // benchmark machine), and the database wait then rises: PostgreSQL is the way on
+  // (docs/operations.md). Absent on PostgreSQL.
   if (embeddedBusySeconds) {
     let counted = 0;
     new Counter({

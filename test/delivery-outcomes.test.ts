@@ -175,12 +175,19 @@ describe('delivery outcomes', function () {
 
       // The client goes idle ('drain') once everything it sent is answered: once per round trip.
       let roundTrips = 0;
+      const counted = () => roundTrips++;
       const { committed } = await heldTransaction(em, async (tx) => {
-        (tx.connection as unknown as pg.Client).on('drain', () => roundTrips++);
-        // Delivered is recorded whichever node holds the lease: the receiver has it.
-        return writeOutcomes(tx, 'another-node', [
-          { type: 'delivered', id: head, status: 200, error: null, startedAt: new Date(), durationMs: 1 },
-        ]);
+        // The pooled connection outlives the transaction (the embedded database's only one): counted during it alone.
+        const connection = tx.connection as unknown as pg.Client;
+        connection.on('drain', counted);
+        try {
+          // Delivered is recorded whichever node holds the lease: the receiver has it.
+          return await writeOutcomes(tx, 'another-node', [
+            { type: 'delivered', id: head, status: 200, error: null, startedAt: new Date(), durationMs: 1 },
+          ]);
+        } finally {
+          connection.off('drain', counted);
+        }
       });
       expect(roundTrips).to.equal(1);
       expect((await findDelivery(em.fork(), head))?.state).to.equal('delivered');

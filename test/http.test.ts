@@ -53,7 +53,7 @@ describe('HTTP basics', () => {
       return;
     }
     const before = Number(await busy());
-    // Migrations and the demo's setup ran on it before the first scrape.
+    // The server's start ran statements on it before the first scrape.
     expect(before).to.be.greaterThan(0);
     // A statement that keeps PGlite's thread busy for 50 ms at least, between two reads.
     await sharedServer().deps.db.orm.em.fork().getConnection().execute('select pg_sleep(0.05)');

@@ -146,8 +146,10 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
      */
     const withReference = async (mode: 'postgresql' | 'embedded'): Promise<Metric> => {
       if (!values.full && !values['capacity-reference']) return run(mode);
+      const count = number('capacity-rounds');
+      if (!Number.isInteger(count) || count < 1) throw new Error('--capacity-rounds takes a whole number, 1 or more');
       const rounds: Array<{ ours: Metric; reference: Metric }> = [];
-      for (let round = 0; round < Math.max(1, number('capacity-rounds')); round++) {
+      for (let round = 0; round < count; round++) {
         if (round % 2 === 1) {
           const reference = await referenceOf(mode);
           rounds.push({ reference, ours: await run(mode) });
@@ -157,22 +159,25 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
         }
       }
       const [first] = rounds as [{ ours: Metric; reference: Metric }];
-      const ratios = rounds.map((r) => (r.reference.value > 0 ? ratio(r.ours.value, r.reference.value) : 0));
+      // A round whose reference held no step has no ratio (as a single run reports none).
+      const ratios = rounds.map((r) => (r.reference.value > 0 ? ratio(r.ours.value, r.reference.value) : undefined));
+      const measured = ratios.filter((r): r is number => r !== undefined);
       const result: Metric = {
         ...first.ours,
         baseline: median(rounds.map((r) => r.reference.value)),
         reference: first.reference,
       };
-      if (rounds.length === 1) return first.reference.value > 0 ? { ...result, ratio: ratios[0] } : result;
+      if (rounds.length === 1) return measured.length > 0 ? { ...result, ratio: measured[0] } : result;
+      // The steps, growth and reference's steps are the first round's; the figures, every round's median.
       return {
         ...result,
         value: median(rounds.map((r) => r.ours.value)),
-        ratio: median(ratios),
+        ...(measured.length > 0 ? { ratio: median(measured) } : {}),
         rounds: rounds.map((r, i) => ({
           reference_first: i % 2 === 1,
           palaver: r.ours.value,
           reference: r.reference.value,
-          ratio: ratios[i],
+          ...(ratios[i] === undefined ? {} : { ratio: ratios[i] }),
         })),
       };
     };

@@ -81,11 +81,15 @@ async function end(tx: Transaction, node: string, records: readonly Ended[], log
   // the database runs the second once the first holds its locks, and its snapshot is still taken
   // after them). Waiting for the first's answer held the transaction open, idle, until this
   // node's event loop read it: time the embedded database's one connection can do nothing else.
+  // Both are built before either is sent. The second may carry the COMMIT: that is safe because
+  // the first's one value, an array literal of the ids, is nothing prepared() or pg refuses
+  // before sending, so the COMMIT never leaves without the locks; whatever the database refuses
+  // fails the second statement too, in the aborted transaction.
+  const lock = lockEndedChainsSql(records.map((r) => r.id));
+  const ending = endDeliveriesSql({ node, ended, log, room });
   const [, [row]] = await allAnswered(
-    prepared(tx, lockEndedChainsSql(records.map((r) => r.id))),
-    prepared<EndDeliveriesRow>(tx, endDeliveriesSql({ node, ended, log, room }), {
-      commit: last && unregistered.length === 0,
-    }),
+    prepared(tx, lock),
+    prepared<EndDeliveriesRow>(tx, ending, { commit: last && unregistered.length === 0 }),
   );
   const { serviceIds, claims, due } = toEnded(row);
   tx.handOff(claims);
