@@ -116,34 +116,24 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
   // The share of time the node's one JavaScript thread runs callbacks is this counter's rate: near
   // 1, its CPU is what the node runs out of, which the admission's signs (writes in progress, the
   // database wait) do not show (docs/performance.md, Overload).
-  let loopBusySeconds = 0;
-  new Counter({
-    name: 'palaver_event_loop_busy_seconds_total',
-    help: "Time this node's event loop spent running callbacks (performance.eventLoopUtilization's active time)",
-    registers: [registry],
-    collect() {
-      const busy = performance.eventLoopUtilization().active / 1000;
-      this.inc(busy - loopBusySeconds);
-      loopBusySeconds = busy;
-    },
-  });
+  totalCounter(
+    registry,
+    'palaver_event_loop_busy_seconds_total',
+    "Time this node's event loop spent running callbacks (performance.eventLoopUtilization's active time)",
+    () => performance.eventLoopUtilization().active / 1000,
+  );
   // The embedded database serves one session, on a thread of its own: this counter's rate is the
   // share of time it executes statements. The session is full well before 1 (its other time goes
   // to waits on this thread between statements; about 0.5 at the embedded node's capacity on the
   // benchmark machine), and the database wait then rises: PostgreSQL is the way on
   // (docs/operations.md). Absent on PostgreSQL.
   if (embeddedBusySeconds) {
-    let counted = 0;
-    new Counter({
-      name: 'palaver_embedded_database_busy_seconds_total',
-      help: "Time the embedded database's thread spent executing statements",
-      registers: [registry],
-      collect() {
-        const busy = embeddedBusySeconds();
-        this.inc(busy - counted);
-        counted = busy;
-      },
-    });
+    totalCounter(
+      registry,
+      'palaver_embedded_database_busy_seconds_total',
+      "Time the embedded database's thread spent executing statements",
+      embeddedBusySeconds,
+    );
   }
   const clientWritesInFlight = { read: () => 0 };
   new Gauge({
@@ -169,4 +159,19 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
     clientWritesInFlight,
     databaseWait,
   };
+}
+
+/** A counter of a running total kept elsewhere (a clock of busy time): raised to it at each scrape. */
+function totalCounter(registry: Registry, name: string, help: string, total: () => number): void {
+  let counted = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = total();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
 }

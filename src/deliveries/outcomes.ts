@@ -38,9 +38,9 @@ type Released = Extract<OutcomeRecord, { type: 'retry' | 'gone' }>;
  * Writes the outcomes of many attempts inside the caller's transaction (the worker's group
  * commit), a few statements whatever their number: for a batch of deliveries that ended, the
  * chain locks, then (in the same round trip) one statement that logs the attempts, ends the
- * deliveries and promotes the next of their chains. Chains are locked first and Services last, each in ascending order, so
- * batches of two nodes rarely wait on each other in a cycle (and one that deadlocks is written
- * again record by record). A record whose delivery is no longer this node's lease (or no longer
+ * deliveries and promotes the next of their chains. Chains are locked first and Services last,
+ * each in ascending order, so batches of two nodes rarely wait on each other in a cycle (and one
+ * that deadlocks is written again record by record). A record whose delivery is no longer this node's lease (or no longer
  * pending) changes nothing, except that a delivered one is recorded whoever holds it now: the
  * receiver has it. Returns the Services whose deliveries changed, for the dashboard's live counts.
  * The caller's transaction ends here: the last statement carries its COMMIT (see prepared()).
