@@ -12,7 +12,6 @@ import { migrate, openDatabase, type Database } from './db/orm.ts';
 import { PoolWaits } from './db/pool-waits.ts';
 import { TableVacuum, vacuumedBy, type VacuumedBy } from './db/vacuum.ts';
 import { outletsOf } from './db/tx/outlets.ts';
-import { SharedTransactions } from './db/tx/shared.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { buildEnvelope } from './presenters/envelope.ts';
 import type { AppDeps } from './deps.ts';
@@ -146,11 +145,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     };
     const namespace = limitsNamespace(config.databaseUrl);
     const createLimiter = (name: string, options: Limits) => newLimiter(name, options, redis, redisFallback, namespace);
-    // Forks of the root, not of the context of the request that happens to start a batch: that
-    // context's own fork is then never made (http/middleware/orm-context.ts).
-    const em = () => db.orm.em.fork({ disableContextResolution: true });
-    // The embedded database's one connection: the writers' batches of the moment share a transaction.
-    const shared = db.embedded ? new SharedTransactions(em, logger) : undefined;
     const worker = config.webhooks.enabled
       ? new DeliveryWorker({
           orm: db.orm,
@@ -161,9 +155,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
           presence: { connected: (userId) => realtime.isConnected(userId) },
           logger,
           metrics,
-          shared,
         })
       : undefined;
+    // Forks of the root, not of the context of the request that happens to start a batch: that
+    // context's own fork is then never made (http/middleware/orm-context.ts).
+    const em = () => db.orm.em.fork({ disableContextResolution: true });
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const poolWaits = PoolWaits.of(db.orm.em);
     const admission = new Admission(
@@ -175,12 +171,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     metrics.databaseWait.read = () => admission.databaseWaitMs;
     const writeLimiter = createLimiter('writes', config.client.rateLimit);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit);
-    const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize, shared });
+    const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
     const agentMessages = agentMessageWriter({
       em,
       logger,
       batchSize: metrics.messageBatchSize,
-      shared,
       email: config.email.smtp ? { unseenAfterSeconds: config.email.unseenAfterSeconds } : null,
     });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);

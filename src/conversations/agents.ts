@@ -19,7 +19,6 @@ import { AppError, notFound } from '../errors.ts';
 import { pushEventPayload, pushMessagePayload } from '../presenters/push-payload.ts';
 import { messageNotice, notify } from './notices.ts';
 import { GroupCommit, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
-import type { SharedTransactions } from '../db/tx/shared.ts';
 import { insertLocked, type MessageRow, type NewMessage } from './messages.ts';
 import { mediaOfConversation } from './media.ts';
 import { currentAgentsCte, lockUsers, refuseMerged, type LockedUser } from './users.ts';
@@ -60,20 +59,13 @@ export type AgentMessageWriter = GroupCommit<AgentMessageInput, AgentMessage>;
 export interface AgentWriterOptions {
   /** Answers by email (email.unseenAfterSeconds), or null while email is off (no `email.smtp`). */
   email: { unseenAfterSeconds: number } | null;
-  /** The node's shared transactions, on the embedded database (db/tx/shared.ts). */
-  shared?: SharedTransactions | undefined;
 }
 
 export function agentMessageWriter(
-  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write' | 'shared'> & AgentWriterOptions,
+  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'> & AgentWriterOptions,
 ): AgentMessageWriter {
-  const { email, shared, ...rest } = options;
-  return new GroupCommit({
-    ...rest,
-    name: 'agent',
-    write: (tx, batch) => writeAgentMessages(tx, batch, email),
-    shared: shared && { transactions: shared, users: (input) => [input.userId] },
-  });
+  const { email, ...rest } = options;
+  return new GroupCommit({ ...rest, name: 'agent', write: (tx, batch) => writeAgentMessages(tx, batch, email) });
 }
 
 async function writeAgentMessages(

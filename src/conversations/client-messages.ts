@@ -9,7 +9,6 @@ import { snapshot } from '../db/snapshots.ts';
 import { AppError } from '../errors.ts';
 import { messageNotice, notify } from './notices.ts';
 import { GroupCommit, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
-import type { SharedTransactions } from '../db/tx/shared.ts';
 import { mediaOfConversation } from './media.ts';
 import { recordUserMessages, type NewMessage, type UserMessage } from './messages.ts';
 import { lockUsers } from './users.ts';
@@ -34,16 +33,8 @@ export interface ClientMessage {
 /** One writer per node. */
 export type ClientMessageWriter = GroupCommit<ClientMessage, NewMessage>;
 
-export function clientMessageWriter(
-  options: Omit<GroupCommitOptions<ClientMessage, NewMessage>, 'name' | 'write' | 'shared'> & { shared?: SharedTransactions | undefined },
-): ClientMessageWriter {
-  const { shared, ...rest } = options;
-  return new GroupCommit({
-    ...rest,
-    name: 'client',
-    write: writeClientMessages,
-    shared: shared && { transactions: shared, users: (item) => [item.user.id] },
-  });
+export function clientMessageWriter(options: Omit<GroupCommitOptions<ClientMessage, NewMessage>, 'name' | 'write'>): ClientMessageWriter {
+  return new GroupCommit({ ...options, name: 'client', write: writeClientMessages });
 }
 
 /**

@@ -55,7 +55,7 @@ export async function prepared<T extends object>(
   const { commit = false } = (typeof text === 'string' ? options : (paramsOrOptions as Options | undefined)) ?? {};
   const { sql, params } = statement;
   const em = on instanceof Transaction ? on.em : on;
-  if (on instanceof Transaction && on.connection) return onHeld<T>(em, on.connection, sql, params, commit && on.commitsWithLast());
+  if (on instanceof Transaction && on.connection) return onHeld<T>(em, on.connection, sql, params, commit);
   if (!commit && !em.getTransactionContext()) return onPooled<T>(em, sql, params);
   const query = em
     .getConnection()

@@ -12,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GroupCommit } from '../db/tx/group-commit.ts';
-import type { SharedTransactions } from '../db/tx/shared.ts';
 import { outletsOf } from '../db/tx/outlets.ts';
 import type { HandoffTarget } from '../db/tx/transaction.ts';
 import { EXPIRED_OFFERS_PER_SWEEP, expireOffers, handOffDisabled } from '../conversations/handover.ts';
@@ -42,12 +41,6 @@ export interface WorkerDeps {
   presence: Presence;
   logger: Logger;
   metrics: Metrics;
-  /**
-   * The node's shared transactions, on the embedded database (db/tx/shared.ts): outcomes go with
-   * the message writers' batches. Outcomes read no user to write from it later, so they share
-   * with any batch.
-   */
-  shared?: SharedTransactions | undefined;
 }
 
 /** How often the worker ends timed-out handover offers: an offer lasts at least 10 s. */
@@ -124,7 +117,6 @@ export class DeliveryWorker {
         if (serviceIds.length > 0) notify(tx, { kind: 'deliveries', serviceIds });
         return batch.map(() => ({ ok: true, value: undefined }));
       },
-      shared: deps.shared && { transactions: deps.shared, users: () => [] },
     });
   }
 

@@ -10,7 +10,6 @@ import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { heldTransaction } from './held.ts';
 import { outletsOf } from './outlets.ts';
-import type { SharedTransactions } from './shared.ts';
 import type { Committed, Transaction } from './transaction.ts';
 
 /** What became of one item of a batch: written, or refused (that caller's error alone). */
@@ -31,12 +30,6 @@ export interface GroupCommitOptions<I, R> {
    * transaction is a held one (held.ts): raw statements only, through prepared().
    */
   write(tx: Transaction, batch: readonly I[]): Promise<Array<Written<R>>>;
-  /**
-   * On the embedded database: the node's shared transactions (shared.ts), where the batch goes
-   * with the other writers' batches of the moment, and the users an item reads and writes (so
-   * that batches with a user in common never share one).
-   */
-  shared?: { transactions: SharedTransactions; users: (item: I) => readonly number[] } | undefined;
 }
 
 interface Pending<I, R> {
@@ -91,15 +84,14 @@ export class GroupCommit<I, R> {
 
   private async commit(batch: Array<Pending<I, R>>): Promise<void> {
     const { em } = this;
-    const { shared } = this.options;
-    const items = batch.map((p) => p.item);
-    const work = (tx: Transaction) => this.options.write(tx, items);
-    let result: Array<Written<R>>;
-    // Null when the shared transactions handed it on themselves.
-    let committed: Committed | null = null;
+    let written: { result: Array<Written<R>>; committed: Committed };
     try {
-      if (shared) result = await shared.transactions.run(items.flatMap(shared.users), work);
-      else ({ result, committed } = await heldTransaction(em, work));
+      written = await heldTransaction(em, (tx) =>
+        this.options.write(
+          tx,
+          batch.map((p) => p.item),
+        ),
+      );
     } catch (err) {
       if (batch.length === 1) return batch[0]?.reject(err);
       // Nothing of the batch was written. Each item alone, so one that cannot be written
@@ -114,9 +106,9 @@ export class GroupCommit<I, R> {
       return;
     }
     // Committed: the gateway and the worker first, so a caller answered has its change on its way.
-    if (committed) outletsOf(em).deliver(committed);
+    outletsOf(em).deliver(written.committed);
     batch.forEach((pending, i) => {
-      const outcome = result[i];
+      const outcome = written.result[i];
       if (outcome?.ok) pending.resolve(outcome.value);
       else pending.reject(outcome ? outcome.error : new Error('not written'));
     });

@@ -12,7 +12,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { send, type Connection, type Pool } from './connection.ts';
 import { outletsOf } from './outlets.ts';
-import { SharedEnding, Transaction, type Committed } from './transaction.ts';
+import { Transaction, type Committed } from './transaction.ts';
 
 /**
  * The ORM refuses to work in a held transaction: its reads and writes would run on another
@@ -45,66 +45,16 @@ export async function heldTransaction<T>(
   em: EntityManager,
   work: (tx: Transaction) => Promise<T>,
 ): Promise<{ result: T; committed: Committed }> {
-  return held(em, async (orm, connection) => {
-    const tx = new Transaction(orm, connection, outletsOf(em).target);
-    const result = await work(tx);
-    return { result, committed: tx.committed() };
-  });
-}
-
-/**
- * Runs several works in one transaction on a held connection, at once: their statements
- * interleave on the connection, so statements of different works share round trips (shared.ts).
- * Each work has a Transaction of its own (its notices, hand-offs and chain locks); the COMMIT
- * goes with the last work's last statement (SharedEnding). One work failing fails them all: the
- * transaction rolls back once every work has ended.
- */
-export async function sharedHeldTransaction(
-  em: EntityManager,
-  works: ReadonlyArray<(tx: Transaction) => Promise<unknown>>,
-): Promise<{ results: unknown[]; committed: Committed }> {
-  return held(em, async (orm, connection) => {
-    const ending = new SharedEnding(works.length);
-    const { target } = outletsOf(em);
-    const txs = works.map(() => new Transaction(orm, connection, target, ending));
-    const settled = await Promise.allSettled(
-      works.map(async (work, i) => {
-        const tx = txs[i] as Transaction;
-        try {
-          const result = await work(tx);
-          tx.workEnded(false);
-          return result;
-        } catch (err) {
-          tx.workEnded(true);
-          throw err;
-        }
-      }),
-    );
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    const committed = txs.map((tx) => tx.committed());
-    return {
-      results: settled.map((s) => (s as PromiseFulfilledResult<unknown>).value),
-      committed: {
-        notices: committed.flatMap((c) => c.notices),
-        handoffs: committed.flatMap((c) => c.handoffs),
-        due: committed.some((c) => c.due),
-      },
-    };
-  });
-}
-
-/** BEGIN, the work, COMMIT on a connection held for it; ROLLBACK when the work fails. */
-async function held<R>(em: EntityManager, work: (orm: EntityManager, connection: Connection) => Promise<R>): Promise<R> {
   const pool = em.getConnection().getKnex().client as unknown as Pool;
   const connection: Connection = await pool.acquireConnection();
   const orm = em.fork({ clear: true });
   orm.setTransactionContext(NO_ORM);
+  const tx = new Transaction(orm, connection, outletsOf(em).target);
   try {
     await send(connection, BEGIN);
-    const result = await work(orm, connection);
+    const result = await work(tx);
     await send(connection, 'COMMIT;');
-    return result;
+    return { result, committed: tx.committed() };
   } catch (err) {
     await send(connection, 'ROLLBACK;').catch((rollbackErr: unknown) => {
       // The connection is broken (its failure is what failed the work): the pool drops it.

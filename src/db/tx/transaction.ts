@@ -25,19 +25,6 @@ export interface HandoffTarget {
   free: Room;
 }
 
-/**
- * Several works in one transaction (shared.ts): each marks its own last statement as the
- * transaction's last, and the COMMIT goes with whichever of those is sent when no other work
- * has one to send; once a work failed, with none (the transaction rolls back).
- */
-export class SharedEnding {
-  failed = false;
-  constructor(
-    /** Works that have not sent their last statement, nor ended. */
-    public open: number,
-  ) {}
-}
-
 /** What a committed transaction hands on. */
 export interface Committed {
   /** For the gateway, in the order they were recorded. */
@@ -54,8 +41,6 @@ export class Transaction {
   private due = false;
   /** Chain locks (`service:key`) taken in this transaction, so each is taken once. */
   private readonly chains = new Set<string>();
-  /** Shared: this work sent its last statement, or ended. */
-  private done = false;
 
   constructor(
     /** The ORM in this transaction; a held transaction's refuses every use (held.ts). */
@@ -64,29 +49,7 @@ export class Transaction {
     readonly connection: Connection | null,
     /** Asks this node's worker, at the time of the statement, how many deliveries it takes. */
     private readonly target: () => HandoffTarget | null,
-    /** Set when the transaction is shared with other works (shared.ts); this object is then one work's. */
-    private readonly shared: SharedEnding | null = null,
   ) {}
-
-  /**
-   * Its work sends the statement it marks as the transaction's last: whether the COMMIT goes with
-   * it. Always, unless the transaction is shared and another work still has statements to send.
-   */
-  commitsWithLast(): boolean {
-    if (!this.shared) return true;
-    if (this.done) throw new Error('a second last statement in one work of a shared transaction');
-    this.done = true;
-    return --this.shared.open === 0 && !this.shared.failed;
-  }
-
-  /** Shared: its work ended (failed: the transaction must not commit), whether or not it sent a last statement. */
-  workEnded(failed: boolean): void {
-    if (!this.shared) return;
-    if (failed) this.shared.failed = true;
-    if (this.done) return;
-    this.done = true;
-    this.shared.open--;
-  }
 
   /** The worker that can take deliveries leased in this transaction now, and how many; null if none. */
   handoffTarget(): HandoffTarget | null {
