@@ -297,6 +297,50 @@ describe('real-time gateway', function () {
     expect((await first.send('over REST')).body.notifications[0]?.message).to.equal('authorization_mismatch');
   });
 
+  it("identifies the caller again at once when its account changes: new allowed origins refuse the socket's next event", async () => {
+    const widget = new Widget(t.account);
+    await widget.register();
+    const socket = new WidgetSocket(widget, { origin: 'https://shop.example' });
+    sockets.push(socket);
+    await socket.connected();
+    expect((await socket.emit('message', { message: 'from the shop' })).status).to.equal('SUCCESS');
+    const admin = client(sharedServer().url);
+    const token = await adminToken();
+    const patched = await admin.patch(`/adminApi/accounts/${t.account.id}`, { token, json: { allowedOrigins: ['https://other.example'] } });
+    expect(patched.status).to.equal(200);
+    // Kept since its first event, the caller was dropped by the account's notice, not by its age.
+    const ack = await socket.emit('message', { message: 'still allowed?' });
+    expect(ack.notifications[0]?.message).to.equal('origin_not_allowed');
+    await admin.patch(`/adminApi/accounts/${t.account.id}`, { token, json: { allowedOrigins: [] } });
+    expect((await socket.emit('message', { message: 'allowed again' })).status).to.equal('SUCCESS');
+  });
+
+  it("keeps a caller verified during a rotated secret's grace only until the grace ends", async () => {
+    const server = await startTestServer({ client: { authorizationSecretGraceSeconds: 2 } });
+    const api = client(server.url);
+    const token = await adminToken(server.url);
+    const account = (await api.post<AccountData>('/adminApi/accounts', { token, json: { name: 'Rotating' } })).body.data;
+    await api.post(`/adminApi/accounts/${account.id}/services`, { token, json: { name: 'Bot' } });
+    const widget = new Widget(account, newDeviceId(), undefined, '', server.url).signIn('customer-before-rotation');
+    const registered = await widget.register();
+    expect(registered.status, registered.text).to.equal(200);
+    const socket = new WidgetSocket(widget);
+    sockets.push(socket);
+    try {
+      await socket.connected();
+      const rotated = await api.post(`/adminApi/accounts/${account.id}/authorization-secret`, { token });
+      expect(rotated.status).to.equal(200);
+      // Identified again after the rotation, with the secret before, still in its grace.
+      expect((await socket.emit('message', { message: 'in the grace' })).status).to.equal('SUCCESS');
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      const ack = await socket.emit('message', { message: 'after the grace' });
+      expect(ack.notifications[0]?.message).to.equal('invalid_authorization');
+    } finally {
+      socket.close();
+      await server.stop();
+    }
+  });
+
   it('holds a whole conversation with the demo bot: widget socket → webhook → Service API → socket', async () => {
     const botAccount = await createAccount();
     const placeholder = await createService(botAccount.id, { name: 'Demo bot', webhookUrl: null });

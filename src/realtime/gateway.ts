@@ -371,6 +371,10 @@ export class Gateway {
     }
     if (notice.kind === 'account') {
       this.deps.serviceCallers.dropAccount(notice.accountId);
+      // Its sockets identify their caller again at their next event (socket-events.ts).
+      for (const sockets of this.byUser.values()) {
+        for (const socket of sockets) if (socket.data.accountId === notice.accountId) dropCaller(socket);
+      }
       return;
     }
     if (notice.kind === 'operator') {

@@ -6,6 +6,10 @@ import { alphanumericId, newAuthorizationSecret } from '../security/random.ts';
 import type { BusinessHours } from './business-hours.ts';
 import type { PrechatForm } from './chat-settings.ts';
 import { addInbox } from './services.ts';
+import type { AuditNote } from '../audit/context.ts';
+import { recordNote } from '../audit/entries.ts';
+import { accountChanged, notify } from '../conversations/notices.ts';
+import { transaction } from '../db/tx/run.ts';
 
 export interface NewAccount {
   name: string;
@@ -58,31 +62,57 @@ export interface AccountChanges {
   replyTimeMinutes?: number | null | undefined;
 }
 
-export async function updateAccount(em: EntityManager, accountId: number, changes: AccountChanges): Promise<Account | null> {
-  const account = await em.findOne(AccountSchema, { id: accountId });
-  if (!account) return null;
-  if (changes.name !== undefined) account.name = changes.name;
-  if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
-  if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
-  if (changes.requireTwoFactor !== undefined) account.requireTwoFactor = changes.requireTwoFactor;
-  if (changes.allowedOrigins !== undefined)
-    account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
-  for (const key of ['prechatForm', 'businessHours', 'replyTimeMinutes'] as const)
-    if (changes[key] !== undefined) account.settings = { ...account.settings, [key]: changes[key] };
-  await em.flush();
-  return account;
+/**
+ * Every node hears of the change (accountChanged()): its sockets of the account identify their
+ * caller again at their next event, so new allowed origins, a rotated secret or a new name
+ * reach open conversations at once, not when the socket's kept caller runs out.
+ */
+export async function updateAccount(
+  em: EntityManager,
+  accountId: number,
+  changes: AccountChanges,
+  audit?: AuditNote,
+): Promise<Account | null> {
+  return transaction(em, async (tx) => {
+    const account = await tx.em.findOne(AccountSchema, { id: accountId });
+    if (!account) return null;
+    if (changes.name !== undefined) account.name = changes.name;
+    if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
+    if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
+    if (changes.requireTwoFactor !== undefined) account.requireTwoFactor = changes.requireTwoFactor;
+    if (changes.allowedOrigins !== undefined)
+      account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
+    for (const key of ['prechatForm', 'businessHours', 'replyTimeMinutes'] as const)
+      if (changes[key] !== undefined) account.settings = { ...account.settings, [key]: changes[key] };
+    await tx.em.flush();
+    notify(tx, accountChanged(accountId));
+    await recordNote(tx.em, audit, { accountId, target: { accountId } });
+    return account;
+  });
 }
 
 /**
  * A new authorization secret, for when the old one may have leaked. The old one still verifies
  * customers' headers for `graceSeconds`, so their backend can switch without signing anyone out.
+ * Null when the account does not exist.
  */
-export async function rotateAuthorizationSecret(em: EntityManager, account: Account, graceSeconds: number): Promise<Account> {
-  account.previousAuthorizationSecret = account.authorizationSecret;
-  account.previousAuthorizationSecretExpiresAt = new Date(Date.now() + graceSeconds * 1000);
-  account.authorizationSecret = newAuthorizationSecret();
-  await em.flush();
-  return account;
+export async function rotateAuthorizationSecret(
+  em: EntityManager,
+  accountId: number,
+  graceSeconds: number,
+  audit?: AuditNote,
+): Promise<Account | null> {
+  return transaction(em, async (tx) => {
+    const account = await tx.em.findOne(AccountSchema, { id: accountId });
+    if (!account) return null;
+    account.previousAuthorizationSecret = account.authorizationSecret;
+    account.previousAuthorizationSecretExpiresAt = new Date(Date.now() + graceSeconds * 1000);
+    account.authorizationSecret = newAuthorizationSecret();
+    await tx.em.flush();
+    notify(tx, accountChanged(accountId));
+    await recordNote(tx.em, audit, { accountId, target: { accountId }, changed: ['authorizationSecret'] });
+    return account;
+  });
 }
 
 /** The account's users, newest first, merged anonymous tombstones left out. */

@@ -17,12 +17,14 @@ export class WidgetSocket {
   lastMessageId: number | undefined;
   readonly socket: Socket;
 
-  constructor(widget: Widget, options: { lastMessageId?: number; baseUrl?: string } = {}) {
+  constructor(widget: Widget, options: { lastMessageId?: number; baseUrl?: string; origin?: string } = {}) {
     this.lastMessageId = options.lastMessageId;
     this.socket = io(options.baseUrl ?? widget.baseUrl, {
       path: '/socket.io',
       transports: ['websocket'],
       reconnection: false,
+      // A browser page's socket: its handshake names the page's origin.
+      ...(options.origin ? { extraHeaders: { origin: options.origin } } : {}),
       // Called on every (re)connection: the server catches up from the last message we have.
       auth: (cb) =>
         cb({

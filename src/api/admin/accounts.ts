@@ -1,13 +1,6 @@
 import { route, type AdminRoute } from './route.ts';
 import { rule, SENDS_CONTENT } from './policy.ts';
-import {
-  createAccount,
-  findAccountOverview,
-  listAccounts,
-  rotateAuthorizationSecret,
-  updateAccount,
-  findAccount,
-} from '../../tenancy/accounts.ts';
+import { createAccount, findAccountOverview, listAccounts, rotateAuthorizationSecret, updateAccount } from '../../tenancy/accounts.ts';
 import { createService } from '../../tenancy/services.ts';
 import { changeDefaultService } from '../../tenancy/default-service.ts';
 import { respond } from '../../http/respond.ts';
@@ -15,7 +8,7 @@ import type { AppContext } from '../../http/types.ts';
 import { conflict, notFound } from '../../errors.ts';
 import { presentAccount, presentAccountOverview, presentAuthorizationSecret, presentCreatedAccount } from '../../presenters/account.ts';
 import { presentCreatedService } from '../../presenters/service.ts';
-import { audited, sentFields } from '../../audit/entries.ts';
+import { sentFields } from '../../audit/entries.ts';
 import { auditedChange, auditRequest } from './audit-context.ts';
 import { authorizeListing, signedIn } from './operator-access.ts';
 import { accountIdParams, createAccountBody, createServiceBody, defaultServiceBody, updateAccountBody } from './schema.ts';
@@ -69,11 +62,7 @@ export const accountRoutes: AdminRoute[] = [
     handler: async (ctx, { params: { accountId }, body }) => {
       // Requiring a second factor without one would withhold the operator's own grants at once.
       if (body.requireTwoFactor && !signedIn(ctx).twoFactorEnabled) throw conflict('two_factor_not_enabled');
-      const account = await auditedChange(
-        ctx,
-        (tx) => updateAccount(tx, accountId, body),
-        (a) => a && { accountId, target: { accountId }, changed: sentFields(body) },
-      );
+      const account = await updateAccount(ctx.deps.db.orm.em, accountId, body, { ...auditRequest(ctx), changed: sentFields(body) });
       if (!account) throw notFound('account_not_found');
       respond(ctx, { data: presentAccount(account) });
     },
@@ -87,14 +76,11 @@ export const accountRoutes: AdminRoute[] = [
     summary: "Rotate the account's authorization secret: the new one is shown once; the old one verifies headers for a grace period",
     params: accountIdParams,
     handler: async (ctx, { params: { accountId } }) => {
-      const rotated = await audited(
-        ctx.deps.db.orm.em.fork(),
+      const rotated = await rotateAuthorizationSecret(
+        ctx.deps.db.orm.em,
+        accountId,
+        ctx.deps.config.client.authorizationSecretGraceSeconds,
         auditRequest(ctx),
-        async (tx) => {
-          const account = await findAccount(tx, accountId);
-          return account && rotateAuthorizationSecret(tx, account, ctx.deps.config.client.authorizationSecretGraceSeconds);
-        },
-        (a) => a && { accountId, target: { accountId }, changed: ['authorizationSecret'] },
       );
       if (!rotated) throw notFound('account_not_found');
       respond(ctx, { data: presentAuthorizationSecret(rotated) });

@@ -29,8 +29,14 @@ export interface ClientEventDeps {
   logger: Logger;
 }
 
-/** How long a socket keeps its identified caller at most (account changes reach it within this). */
-const CALLER_TTL_MS = 60_000;
+/**
+ * How long a socket keeps its identified caller at most. The account's changes drop it at once
+ * through their notice (accountChanged(), on every node through Redis); this bounds what a lost
+ * notice leaves stale. Each socket reads its caller again once per period: at 60 s, 3,000
+ * conversations read 50 callers a second, a round trip each on the embedded database's one
+ * connection (docs/performance.md).
+ */
+const CALLER_TTL_MS = 10 * 60_000;
 
 type Work = (socket: ClientSocket, body: unknown) => Promise<EnvelopeParts>;
 type Handler = (this: ClientSocket, ...args: unknown[]) => void;
@@ -44,8 +50,9 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
   /**
    * Identified at the socket's first event and kept, not read again for every event: a login
    * merge or a device moving to another customer drops it at once (their notices, see
-   * Gateway), the authorization's validUntil bounds it, and changes to the account (allowed
-   * origins, a new secret, its deletion) reach it within CALLER_TTL_MS. A refusal is not kept.
+   * Gateway), the authorization's validUntil bounds it, and so does the end of a rotated
+   * secret's grace; changes to the account (allowed origins, a new secret) drop it at once
+   * through their notice, and CALLER_TTL_MS bounds a lost notice. A refusal is not kept.
    */
   const kept = (socket: ClientSocket) => {
     const { caller } = socket.data;
@@ -59,7 +66,13 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
     const caller = await deps.callers.identify(socket.data.headers);
     const conversation = conversationKeys(openConversation(caller));
     const validUntil = caller.identity?.validUntil;
-    const until = Math.min(now + CALLER_TTL_MS, validUntil === undefined ? Infinity : validUntil * 1000);
+    // A rotated secret's grace ends: the header may have been verified by the secret before.
+    const graceEnds = caller.account.previousAuthorizationSecretExpiresAt?.getTime() ?? 0;
+    const until = Math.min(
+      now + CALLER_TTL_MS,
+      validUntil === undefined ? Infinity : validUntil * 1000,
+      graceEnds > now ? graceEnds : Infinity,
+    );
     // A notice that dropped the caller while it was being read (a merge) wins: kept for the next event only if none came.
     if (socket.data.callerEpoch === callerEpoch) socket.data.caller = { conversation, until };
     return conversation;
