@@ -63,19 +63,31 @@ export interface AccountChanges {
 }
 
 /**
- * Every node hears of the change (accountChanged()): its sockets of the account identify their
- * caller again at their next event, so new allowed origins, a rotated secret or a new name
- * reach open conversations at once, not when the socket's kept caller runs out.
+ * A change to the account, in one transaction with its audit entry; null when the account does
+ * not exist. Every node hears of it (accountChanged()): its sockets of the account identify
+ * their caller again at their next event, so new allowed origins or a rotated secret reach open
+ * conversations at once, not when a socket's kept caller runs out.
  */
-export async function updateAccount(
+function changeAccount(
   em: EntityManager,
   accountId: number,
-  changes: AccountChanges,
-  audit?: AuditNote,
+  audit: AuditNote | undefined,
+  details: { changed?: string[] },
+  apply: (account: Account) => void,
 ): Promise<Account | null> {
   return transaction(em, async (tx) => {
     const account = await tx.em.findOne(AccountSchema, { id: accountId });
     if (!account) return null;
+    apply(account);
+    await tx.em.flush();
+    notify(tx, accountChanged(accountId));
+    await recordNote(tx.em, audit, { accountId, target: { accountId }, ...details });
+    return account;
+  });
+}
+
+export function updateAccount(em: EntityManager, accountId: number, changes: AccountChanges, audit?: AuditNote): Promise<Account | null> {
+  return changeAccount(em, accountId, audit, {}, (account) => {
     if (changes.name !== undefined) account.name = changes.name;
     if (changes.welcomeMessage !== undefined) account.welcomeMessage = changes.welcomeMessage;
     if (changes.stickyMessage !== undefined) account.stickyMessage = changes.stickyMessage;
@@ -84,34 +96,23 @@ export async function updateAccount(
       account.settings = { ...account.settings, allowedOrigins: [...new Set(changes.allowedOrigins)] };
     for (const key of ['prechatForm', 'businessHours', 'replyTimeMinutes'] as const)
       if (changes[key] !== undefined) account.settings = { ...account.settings, [key]: changes[key] };
-    await tx.em.flush();
-    notify(tx, accountChanged(accountId));
-    await recordNote(tx.em, audit, { accountId, target: { accountId } });
-    return account;
   });
 }
 
 /**
  * A new authorization secret, for when the old one may have leaked. The old one still verifies
  * customers' headers for `graceSeconds`, so their backend can switch without signing anyone out.
- * Null when the account does not exist.
  */
-export async function rotateAuthorizationSecret(
+export function rotateAuthorizationSecret(
   em: EntityManager,
   accountId: number,
   graceSeconds: number,
   audit?: AuditNote,
 ): Promise<Account | null> {
-  return transaction(em, async (tx) => {
-    const account = await tx.em.findOne(AccountSchema, { id: accountId });
-    if (!account) return null;
+  return changeAccount(em, accountId, audit, { changed: ['authorizationSecret'] }, (account) => {
     account.previousAuthorizationSecret = account.authorizationSecret;
     account.previousAuthorizationSecretExpiresAt = new Date(Date.now() + graceSeconds * 1000);
     account.authorizationSecret = newAuthorizationSecret();
-    await tx.em.flush();
-    notify(tx, accountChanged(accountId));
-    await recordNote(tx.em, audit, { accountId, target: { accountId }, changed: ['authorizationSecret'] });
-    return account;
   });
 }
 
