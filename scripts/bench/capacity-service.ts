@@ -17,8 +17,14 @@ import type { AddressInfo } from 'node:net';
  * slow step had the Service open more than the 256 connections a node takes from one address
  * (`http.maxConnectionsPerAddress`), and the node refused the rest: answers lost to the bench's
  * Service, not to Palaver.
+ *
+ * With a `timeout`, node's agent also drops an idle connection a second before the server's
+ * announced keep-alive timeout (`Keep-Alive: timeout=5`, Palaver's `http.keepAliveTimeoutMs`);
+ * without one it ignores the announcement and keeps idle connections for ever, and may reuse one
+ * just as the node closes it: that answer fails with ECONNRESET, a race of the bench's own client
+ * counted as an unanswered message.
  */
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 60_000 });
 let palaverUrls: string[] = [];
 let apiKey = '';
 let failures = 0;
