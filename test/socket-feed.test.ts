@@ -112,6 +112,28 @@ describe('socket feed', function () {
     expect(sink2.sent).to.deep.equal(ids(written));
   });
 
+  it("continues a new conversation's socket (it has nothing: 0) with the conversation's first messages, without reading", async () => {
+    const a = await conversation(account);
+    const sink = new Sink();
+    const { feed, offer } = feedOf({ data: { deviceId: -1, userId: a.userId } }, sink, 0);
+    const first = await a.say('the first message of the conversation');
+    expect(first.prevId).to.equal(null);
+    const second = await a.answer('its answer');
+    expect([first, second].map(offer)).to.deep.equal([true, true]);
+    expect(sink.sent).to.deep.equal(ids([first, second]));
+    expect(feed.lastSent).to.equal(second.message.id);
+    expect(sink.reads).to.equal(0);
+
+    // A socket that has nothing of a conversation with messages still reads them all first.
+    const late = new Sink();
+    const behind = feedOf({ data: { deviceId: -1, userId: a.userId } }, late, 0);
+    const third = await a.answer('third');
+    expect(behind.offer(third)).to.equal(false);
+    await late.waitForSent(3);
+    expect(late.sent).to.deep.equal(ids([first, second, third]));
+    expect(late.reads).to.be.greaterThan(0);
+  });
+
   it('drops duplicates, whether notified twice or already read from the database', async () => {
     const a = await conversation(account);
     const before = await a.answer('before');

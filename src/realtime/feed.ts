@@ -42,12 +42,24 @@ export class SocketFeed<S extends FeedSocket> {
    */
   take(message: Message, prevId: number | null): boolean {
     if (message.id <= this.lastSent) return false;
-    if (!this.pulling && prevId === this.lastSent) {
+    // Its user is checked as well: another conversation's first message (no previous one) would
+    // otherwise continue a socket that has nothing.
+    if (!this.pulling && message.userId === this.socket.data.userId && this.continues(prevId)) {
       this.lastSent = message.id;
       return message.deviceId !== this.socket.data.deviceId;
     }
     void this.pull();
     return false;
+  }
+
+  /**
+   * Whether a message of this socket's conversation whose previous client-visible one is `prevId`
+   * comes right after what this socket has. A conversation's first message has none (null), and
+   * continues a socket that has nothing (0): a new conversation's first messages go straight on,
+   * without a read.
+   */
+  continues(prevId: number | null): boolean {
+    return (prevId ?? 0) === this.lastSent;
   }
 
   /** Reads and sends whatever is after lastSent; a request during a read makes one more read. */

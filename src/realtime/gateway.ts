@@ -421,7 +421,7 @@ export class Gateway {
     for (const socket of sockets) {
       const { feed } = socket.data;
       if (messageId <= feed.lastSent) continue;
-      if (feed.lastSent === prevId) direct.push(socket);
+      if (feed.continues(prevId)) direct.push(socket);
       else void feed.pull();
     }
     if (direct.length === 0) return;
