@@ -16,6 +16,8 @@ export interface Metrics {
   emailReplies: Counter<'outcome'>;
   /** Messages per group-committed transaction, by writer (client, agent). */
   messageBatchSize: Histogram<'writer'>;
+  /** Batches tried in one statement (the embedded database's client writer), by whether it wrote them. */
+  oneStatementBatches: Counter<'writer' | 'written'>;
   /** Rate-limit calls answered from this node's memory because Redis failed, by limiter. */
   redisFallbacks: Counter<'limiter'>;
   /** Client writes refused with 503 server_busy (http/admission.ts). */
@@ -82,6 +84,12 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
     help: 'Messages written per transaction (group commit), by writer: client or agent',
     labelNames: ['writer'],
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [registry],
+  });
+  const oneStatementBatches = new Counter({
+    name: 'palaver_one_statement_batches_total',
+    help: 'Message batches tried in one statement (embedded database), by writer and written: false when a sender had changed since its caller read it, and the batch went the locked way',
+    labelNames: ['writer', 'written'],
     registers: [registry],
   });
   const redisFallbacks = new Counter({
@@ -154,6 +162,7 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
     emails,
     emailReplies,
     messageBatchSize,
+    oneStatementBatches,
     redisFallbacks,
     clientWritesRefused,
     clientWritesInFlight,

@@ -171,7 +171,13 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     metrics.databaseWait.read = () => admission.databaseWaitMs;
     const writeLimiter = createLimiter('writes', config.client.rateLimit);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit);
-    const messages = clientMessageWriter({ em, logger, batchSize: metrics.messageBatchSize });
+    const messages = clientMessageWriter({
+      em,
+      logger,
+      batchSize: metrics.messageBatchSize,
+      oneStatementBatches: metrics.oneStatementBatches,
+      oneSession: db.embedded,
+    });
     const agentMessages = agentMessageWriter({
       em,
       logger,

@@ -1,6 +1,6 @@
 // Replays a capture of wire-capture.ts into a fresh PGlite on this thread and says what PGlite
 // spent on each kind of statement: `npx tsx scripts/bench/wire-replay.ts FILE [--skip S] [--until U]
-// [--per N]`. The capture holds the server's whole session from its first start (migrations,
+// [--per N] [--longest N]`. The capture holds the server's whole session from its first start (migrations,
 // setup, the load), so the replay rebuilds the same data; it times only the calls made between
 // the S-th and U-th seconds of the capture (one step of a run: the capacity bench prints when each
 // step starts, and the replay prints the capture's length). The messages are handed to PGlite as
@@ -22,10 +22,11 @@ const { values, positionals } = parseArgs({
     until: { type: 'string' },
     per: { type: 'string', default: '1' },
     top: { type: 'string', default: '25' },
+    longest: { type: 'string', default: '15' },
   },
 });
 const file = positionals[0];
-if (!file) throw new Error('usage: wire-replay.ts FILE [--skip SECONDS] [--until SECONDS] [--per N] [--top N]');
+if (!file) throw new Error('usage: wire-replay.ts FILE [--skip SECONDS] [--until SECONDS] [--per N] [--top N] [--longest N]');
 const capture = readFileSync(file);
 const per = Number(values.per);
 
@@ -87,6 +88,8 @@ const byKind = new Map<string, { count: number; ms: number }>();
 /** PGlite's ms in each 5 s of the capture, to choose --skip and --until (one step of a run). */
 const timeline: number[] = [];
 let total = 0;
+/** The window's longest calls: a stall holds the one connection, so these make a p99, not the sums. */
+const longest: Array<{ at: number; ms: number; kind: string }> = [];
 try {
   for (const call of calls) {
     const started = performance.now();
@@ -100,6 +103,8 @@ try {
     entry.count += 1;
     entry.ms += ms;
     byKind.set(call.kind, entry);
+    longest.push({ at: call.at, ms, kind: call.kind });
+    if (longest.length > 4 * Number(values.longest)) longest.sort((a, b) => b.ms - a.ms).splice(Number(values.longest));
   }
 } finally {
   await db.close();
@@ -119,4 +124,8 @@ for (const [name, { count, ms }] of [...byKind].sort((a, b) => b[1].ms - a[1].ms
   console.log(
     `${(ms / per).toFixed(per > 1 ? 3 : 0).padStart(9)} ${String(count).padStart(7)} ${(ms / count).toFixed(3).padStart(8)}  ${name}`,
   );
+}
+console.log(`longest calls (at s, ms):`);
+for (const { at, ms, kind: name } of longest.sort((a, b) => b.ms - a.ms).slice(0, Number(values.longest))) {
+  console.log(`${at.toFixed(1).padStart(9)} ${ms.toFixed(1).padStart(7)}  ${name}`);
 }

@@ -8,9 +8,10 @@ import { earlierSendsSql, type EarlierSendsRow } from './sql/earlier-sends.ts';
 import { snapshot } from '../db/snapshots.ts';
 import { AppError } from '../errors.ts';
 import { messageNotice, notify } from './notices.ts';
-import { GroupCommit, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
+import { GroupCommit, type AtOnce, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
 import { mediaOfConversation } from './media.ts';
 import { recordUserMessages, type NewMessage, type UserMessage } from './messages.ts';
+import { recordUserMessagesAtOnce } from './messages-at-once.ts';
 import { lockUsers } from './users.ts';
 
 export interface ClientMessageInput {
@@ -24,17 +25,89 @@ export interface ClientMessageInput {
 
 export interface ClientMessage {
   account: Pick<Account, 'id' | 'identification'>;
-  user: Pick<User, 'id'>;
+  /** The user as the caller read it (its webhook payload shows these; messages-at-once.ts checks them). */
+  user: Pick<User, 'id' | 'ownerServiceId' | 'uniqueIdentifier' | 'additionalInformation'>;
   /** Null for a reply by email (email/inbound.ts): its client id is then the user's, not a device's. */
   device: Pick<Device, 'id'> | null;
   input: ClientMessageInput;
+  /** Told when the user was found changed since the caller read it (messages-at-once.ts), to read it again. */
+  stale?: () => void;
 }
 
 /** One writer per node. */
 export type ClientMessageWriter = GroupCommit<ClientMessage, NewMessage>;
 
-export function clientMessageWriter(options: Omit<GroupCommitOptions<ClientMessage, NewMessage>, 'name' | 'write'>): ClientMessageWriter {
-  return new GroupCommit({ ...options, name: 'client', write: writeClientMessages });
+export function clientMessageWriter(
+  options: Omit<GroupCommitOptions<ClientMessage, NewMessage>, 'name' | 'write' | 'atOnce'> & {
+    /** The database is one session (the embedded one): batches are written in one statement where they can be (messages-at-once.ts). */
+    oneSession: boolean;
+  },
+): ClientMessageWriter {
+  const { oneSession, ...rest } = options;
+  const atOnce = new AtOnceClientMessages();
+  return new GroupCommit({
+    ...rest,
+    name: 'client',
+    write: writeClientMessages,
+    ...(oneSession ? { atOnce: (batch: readonly ClientMessage[]) => atOnce.writer(batch) } : {}),
+  });
+}
+
+/**
+ * How long an account found with a standby Service keeps its messages to the locked way,
+ * which judges who else hears them (standby.ts); the one statement cannot. Not longer: a
+ * Service may stop listening on standby at any time.
+ */
+const STANDBY_KEPT_MS = 60_000;
+
+/** The batches written in one statement (messages-at-once.ts), and what the writer learnt of them. */
+class AtOnceClientMessages {
+  /** Accounts found with a standby Service, until when their messages skip the one statement. */
+  private readonly standby = new Map<number, number>();
+
+  /**
+   * The batch in one statement, unless it has something that needs the locked way
+   * (writeClientMessages) first: an upload to check, a reply by email (no device), one client
+   * id twice, or an account with a standby Service.
+   */
+  writer(batch: readonly ClientMessage[]): AtOnce<NewMessage> | null {
+    const keys = new Set<string>();
+    const now = Date.now();
+    for (const { account, device, user, input } of batch) {
+      if (input.media !== null || device === null) return null;
+      const until = this.standby.get(account.id);
+      if (until !== undefined) {
+        if (until > now) return null;
+        this.standby.delete(account.id);
+      }
+      if (input.clientMessageId == null) continue;
+      const key = clientKey(device.id, user.id, input.clientMessageId);
+      if (keys.has(key)) return null;
+      keys.add(key);
+    }
+    return (tx) => this.write(tx, batch, now);
+  }
+
+  private async write(tx: Transaction, batch: readonly ClientMessage[], now: number): Promise<Array<Written<NewMessage>> | 'check failed'> {
+    const recorded = await recordUserMessagesAtOnce(
+      tx,
+      batch.map(({ account, user, device, input }) => ({
+        account,
+        user,
+        input: { ...input, media: null, deviceId: device?.id ?? null },
+      })),
+    );
+    if (!Array.isArray(recorded)) {
+      for (const accountId of recorded.standby) this.standby.set(accountId, now + STANDBY_KEPT_MS);
+      // Their callers read them again for their next message.
+      for (const item of batch) if (recorded.stale.includes(item.user.id)) item.stale?.();
+      return 'check failed';
+    }
+    return recorded.map((value): Written<NewMessage> => {
+      notify(tx, messageNotice(value.message, value.prevId));
+      return { ok: true, value };
+    });
+  }
 }
 
 /**

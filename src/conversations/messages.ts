@@ -21,7 +21,7 @@ import { messagePayload } from '../presenters/webhook-payloads.ts';
 import { notFound } from '../errors.ts';
 import { notify } from './notices.ts';
 import { standbyServices } from './standby.ts';
-import { insertMessagesSql, toInsertedMessages, type InsertMessagesRow } from './sql/insert-messages.ts';
+import { insertMessagesSql, toInsertedMessages, type InsertMessagesRow, type MessageInsertRow } from './sql/insert-messages.ts';
 import { lockUsersForMessages, type LockedUser } from './users.ts';
 
 /** What clients page through: everything but user system messages, which are signals for Services. */
@@ -154,19 +154,11 @@ export async function insertLocked(
   const [result] = await prepared<InsertMessagesRow>(
     em,
     insertMessagesSql({
-      rows: rows.map((row, n) => ({
-        n,
-        taken_id: options.ids?.[n] ?? null,
-        user_id: target[n]?.id,
-        device_id: row.deviceId,
-        type_id: row.typeId,
-        message: row.message,
-        media: row.media,
-        agent: row.agent,
-        content: row.content,
-        request_url: row.requestUrl,
-        client_message_id: row.clientMessageId ?? null,
-      })),
+      rows: insertRows(
+        rows,
+        target.map((user) => user.id),
+        options.ids,
+      ),
       createdAt,
       deliveries: deliveries?.cte ?? null,
       agents,
@@ -184,12 +176,29 @@ export async function insertLocked(
   });
 }
 
+/** The insert statement's rows (sql/insert-messages.ts): row n's message to `userIds[n]`, with id `ids[n]` if taken. */
+export function insertRows(rows: readonly MessageRow[], userIds: readonly number[], ids?: readonly number[]): MessageInsertRow[] {
+  return rows.map((row, n) => ({
+    n,
+    taken_id: ids?.[n] ?? null,
+    user_id: userIds[n],
+    device_id: row.deviceId,
+    type_id: row.typeId,
+    message: row.message,
+    media: row.media,
+    agent: row.agent,
+    content: row.content,
+    request_url: row.requestUrl,
+    client_message_id: row.clientMessageId ?? null,
+  }));
+}
+
 /**
  * A row as insertLocked writes it: available, in its live user's conversation. Field by field,
  * in one shape for every message: the spread of the row this was took 1% of the server's busy
  * time in a pipeline profile (docs/performance.md, What one message costs).
  */
-function messageOf(row: MessageRow, id: number, userId: number, createdAt: Date): Message {
+export function messageOf(row: MessageRow, id: number, userId: number, createdAt: Date): Message {
   return {
     id,
     userId,
@@ -224,17 +233,7 @@ export async function recordUserMessages(
   { commit = false }: { commit?: boolean } = {},
 ): Promise<NewMessage[]> {
   if (messages.length === 0) return [];
-  const rows: MessageRow[] = messages.map(({ user, input }) => ({
-    userId: user.id,
-    deviceId: input.deviceId,
-    typeId: input.typeId,
-    message: input.text,
-    media: input.media,
-    agent: null,
-    content: null,
-    requestUrl: input.requestUrl,
-    clientMessageId: input.clientMessageId ?? null,
-  }));
+  const rows = messages.map(userMessageRow);
   const { target, ids } = await lockForMessages(em, rows);
   const createdAt = new Date();
   // Judged under the locks, against the owners as locked (docs/decisions/switchboard.md); a
@@ -260,6 +259,21 @@ export async function recordUserMessages(
   );
   const written = await insertLocked(em, rows, target, { ids, createdAt, deliveries, commit });
   return written.map(({ message, prevId }) => ({ message, prevId }));
+}
+
+/** A message from the user's side as a row to write. */
+export function userMessageRow({ user, input }: UserMessage): MessageRow {
+  return {
+    userId: user.id,
+    deviceId: input.deviceId,
+    typeId: input.typeId,
+    message: input.text,
+    media: input.media,
+    agent: null,
+    content: null,
+    requestUrl: input.requestUrl,
+    clientMessageId: input.clientMessageId ?? null,
+  };
 }
 
 /** One message from the user's side. */

@@ -30,6 +30,12 @@ export interface DeliveryRequest {
   standby?: readonly number[] | undefined;
   /** Deliveries with the same key to the same Service arrive in the order they were enqueued. */
   orderingKey: number | null;
+  /**
+   * The payload is that of the message the statement writes at this position of its rows, whose
+   * id the statement draws (messages-at-once.ts): the payload's `id` is 0, and the statement puts
+   * the message's id in its place.
+   */
+  messageOf?: number;
 }
 
 /** A payload for every push-enabled device of a user (docs/push.md). */
@@ -60,21 +66,43 @@ export async function enqueueAll(tx: Transaction, requests: readonly DeliveryReq
 export interface DeliveriesCte {
   /** The CTEs of sql/deliveries-cte.ts, for a `with` list. */
   cte: Sql;
-  /** Given DELIVERIES_OUT's rows: hands the leased ones to the worker at commit, and returns each request's delivery ids. */
-  written(rows: readonly WrittenRow[]): string[][];
+  /**
+   * Given DELIVERIES_OUT's rows (and, for requests with `messageOf`, the ids of the statement's
+   * messages): hands the leased ones to the worker at commit, and returns each request's delivery ids.
+   */
+  written(rows: readonly WrittenRow[], messageIds?: readonly number[]): string[][];
 }
+
+/** Where a message payload's id begins: it is the payload's second key, after its type. */
+function idAt(payload: object, serialised: string): number {
+  const head = JSON.stringify({ type: (payload as { type?: unknown }).type, id: 0 }).slice(0, -1);
+  if (!serialised.startsWith(head)) throw new Error('a payload whose id the statement fills must begin with its type and id 0');
+  return head.length;
+}
+
+/** The payload with its message's id in place of the 0 at `at` (from 1), as the statement writes it. */
+const withId = (payload: string, at: number, id: number) => `${payload.slice(0, at - 1)}${id}${payload.slice(at)}`;
 
 /**
  * The deliveries of `requests` as CTEs, for a statement that also writes what causes them (a
  * group commit of client messages writes its messages and their deliveries in one statement),
  * or for enqueueAll. Takes the chain locks the transaction does not hold yet first; null when
- * there is nothing to write.
+ * there is nothing to write. With `messages`, the name of the statement's CTE of its messages'
+ * positions and ids (`n`, `id`), every request is a message's whose id the statement draws (`messageOf`).
  */
-export async function deliveriesCte(tx: Transaction, requests: readonly DeliveryRequest[]): Promise<DeliveriesCte | null> {
+export async function deliveriesCte(
+  tx: Transaction,
+  requests: readonly DeliveryRequest[],
+  messages: string | null = null,
+): Promise<DeliveriesCte | null> {
   const rows: DeliveryRow[] = [];
   const chains = new Map<string, [number, number]>();
+  if (requests.some((request) => (request.messageOf !== undefined) !== (messages !== null))) {
+    throw new Error('with a CTE of messages every request is a message of it, and without one none is');
+  }
   const planned = requests.map((request) => {
     const payload = JSON.stringify(request.payload);
+    const message = request.messageOf === undefined ? {} : { message_n: request.messageOf, id_at: idAt(request.payload, payload) };
     const recipients = new Set(request.recipients);
     const standby = (request.standby ?? []).filter((id) => !recipients.has(id));
     // Serialised once per role: the owners' bytes are exactly the spec's payload.
@@ -95,6 +123,7 @@ export async function deliveriesCte(tx: Transaction, requests: readonly Delivery
           payload: standbyIds.has(serviceId) ? standbyPayload : payload,
           first,
           n: rows.length,
+          ...message,
         };
         rows.push(row);
         return row.id;
@@ -111,15 +140,23 @@ export async function deliveriesCte(tx: Transaction, requests: readonly Delivery
   }
   // A ready row to an enabled Service is leased to this node's worker when it has room (handoff.ts).
   const room = handoffLease(tx.handoffTarget(), 'r.ready and r.enabled', 'r.service_id', 'r.n');
-  const cte = deliveriesCteSql(rows, room);
+  const cte = deliveriesCteSql(rows, room, messages);
+  /** The payload as written: the one serialised here, with its message's id where the statement put it. */
+  const payloadOf = (row: DeliveryRow | undefined, messageIds: readonly number[]) => {
+    if (!row) return '';
+    if (row.message_n === undefined || row.id_at === undefined) return row.payload;
+    const id = messageIds[row.message_n];
+    if (id === undefined) throw new Error('a delivery of a message written without its id');
+    return withId(row.payload, row.id_at, id);
+  };
   return {
     cte,
-    written: (inserted) => {
+    written: (inserted, messageIds = []) => {
       if (inserted.length === 0) return planned.map(() => []);
       tx.handOff(
         // The payload is not read back: it is the one serialised here.
         inserted.flatMap(({ ready, leased, n, ...row }) =>
-          leased ? [{ ...row, payload: rows[n]?.payload ?? '', deviceId: null, attempts: 1 }] : [],
+          leased ? [{ ...row, payload: payloadOf(rows[n], messageIds), deviceId: null, attempts: 1 }] : [],
         ),
       );
       if (inserted.some((row) => row.ready && !row.leased)) tx.markDue();

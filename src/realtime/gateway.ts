@@ -19,7 +19,7 @@ import type { Logger } from '../logger.ts';
 import { presentAgent, presentClientMessage } from '../presenters/client-message.ts';
 import { SocketFeed, type FeedOutlet } from './feed.ts';
 import { OperatorChannel, type OperatorNamespace } from './operators.ts';
-import { clientEventHandlers, type ClientEventDeps } from '../api/client/socket-events.ts';
+import { clientEventHandlers, dropCaller, type ClientEventDeps } from '../api/client/socket-events.ts';
 import type { ClientSocket } from './socket-event-maps.ts';
 
 /** Server-side event asking the other nodes whether a user has a socket there. */
@@ -53,12 +53,6 @@ function armExpiry(socket: ClientSocket): void {
   }
   socket.data.expiry = setTimeout(armExpiry, Math.min(delay, MAX_TIMER_MS), socket);
   socket.data.expiry.unref();
-}
-
-/** The socket's next event identifies its caller afresh (the conversation it was opened as changed). */
-function dropCaller(socket: ClientSocket): void {
-  socket.data.caller = undefined;
-  socket.data.callerEpoch += 1;
 }
 
 export interface GatewayDeps extends ClientEventDeps {

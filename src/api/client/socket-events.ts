@@ -38,6 +38,12 @@ export interface ClientEventDeps {
  */
 const CALLER_TTL_MS = 10 * 60_000;
 
+/** The socket's next event identifies its caller afresh (the conversation it was opened as changed). */
+export function dropCaller(socket: ClientSocket): void {
+  socket.data.caller = undefined;
+  socket.data.callerEpoch += 1;
+}
+
 type Work = (socket: ClientSocket, body: unknown) => Promise<EnvelopeParts>;
 type Handler = (this: ClientSocket, ...args: unknown[]) => void;
 
@@ -118,7 +124,8 @@ export function clientEventHandlers(deps: ClientEventDeps): Array<[keyof ClientT
     const body = check(messageBody, raw ?? {}, 'body');
     const conversation = conversationOf(socket);
     const keys = conversation instanceof Promise ? await conversation : conversation;
-    const written = await sendClientMessage(deps.messages, keys, body, socket.data.referer);
+    // A user changed since the socket read it (a new owner, say) is read again at the next event.
+    const written = await sendClientMessage(deps.messages, keys, body, socket.data.referer, () => dropCaller(socket));
     return { data: { messageId: String(written.id) } };
   });
 

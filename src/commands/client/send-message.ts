@@ -11,6 +11,8 @@ export async function sendClientMessage(
   conversation: ConversationKeys,
   body: MessageBody,
   refererHeader: string | undefined,
+  /** Called when the writer found the user changed since `conversation` was read. */
+  stale?: () => void,
 ): Promise<Message> {
   const { account, device, user } = conversation;
   const { message } = await writer.send({
@@ -24,6 +26,7 @@ export async function sendClientMessage(
       requestUrl: pageAddress(body, refererHeader),
       clientMessageId: body.clientMessageId ?? null,
     },
+    ...(stale ? { stale } : {}),
   });
   return message;
 }

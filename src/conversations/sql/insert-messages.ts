@@ -32,9 +32,22 @@ export interface InsertMessagesValues {
   deliveries: Sql | null;
   /** The current agents' CTE (users.ts), set by the same statement. */
   agents: Sql | null;
+  /**
+   * CTEs ending in `verdict`, one row with `ok` (false writes nothing), `stale` and `standby`
+   * (senders-as-seen.ts): for a statement that checks what it writes on (messages-at-once.ts),
+   * whose ids it draws.
+   */
+  check?: Sql | null;
 }
 
+/** The CTE of the statement's messages: `n`, their position in its rows, and `id` (deliveries-cte.ts fills payloads from it). */
+export const MESSAGES_CTE = 'p';
+
 export interface InsertMessagesRow {
+  /** With a check: whether it passed (else nothing was written), and what failed it (senders-as-seen.ts). */
+  ok?: boolean;
+  stale?: number[] | null;
+  standby?: number[] | null;
   messages: unknown;
   deliveries?: unknown;
   agents?: unknown;
@@ -80,15 +93,16 @@ const INBOX_STATE_CTES = `inbox_last as (
        from inbox_before b where b.status <> 'open'
      )`;
 
-export function insertMessagesSql({ rows, createdAt, deliveries, agents }: InsertMessagesValues): Sql {
+export function insertMessagesSql({ rows, createdAt, deliveries, agents, check = null }: InsertMessagesValues): Sql {
   return named(
-    `with r as (
+    `with ${check ? ':check, ' : ''}r as (
        select r.*, coalesce(r.taken_id, nextval(pg_get_serial_sequence('messages', 'id'))) as id
        from jsonb_to_recordset(:rows::jsonb) as r(n int, taken_id bigint, user_id int, device_id int, type_id smallint,
                                                message text, media jsonb, agent jsonb, content jsonb, request_url text,
                                                client_message_id text)
+       ${check ? 'where (select ok from verdict)' : ''}
      ),
-     p as (
+     ${MESSAGES_CTE} as (
        select r.*, coalesce(
                 max(case when r.type_id <> ${MessageType.userSystem} then r.id end)
                   over (partition by r.user_id order by r.n rows between unbounded preceding and 1 preceding),
@@ -99,10 +113,17 @@ export function insertMessagesSql({ rows, createdAt, deliveries, agents }: Inser
        insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
        select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, :createdAt::timestamptz from p
      )${deliveries ? ', :deliveries' : ''}${agents ? ', :agents' : ''}, ${INBOX_STATE_CTES}
-     select (select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
+     select ${check ? 'v.ok, v.stale, v.standby, ' : ''}(select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
             ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}
-            ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}`,
-    { rows: JSON.stringify(rows), createdAt, ...(deliveries ? { deliveries } : {}), ...(agents ? { agents } : {}) },
+            ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}
+     ${check ? 'from verdict v' : ''}`,
+    {
+      ...(check ? { check } : {}),
+      rows: JSON.stringify(rows),
+      createdAt,
+      ...(deliveries ? { deliveries } : {}),
+      ...(agents ? { agents } : {}),
+    },
   );
 }
 

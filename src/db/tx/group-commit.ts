@@ -5,7 +5,7 @@
 // Once a batch committed, its notices go to the gateway and its hand-offs to the worker
 // (outlets.ts), before its callers are answered.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Histogram } from 'prom-client';
+import type { Counter, Histogram } from 'prom-client';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { heldTransaction } from './held.ts';
@@ -22,6 +22,8 @@ export interface GroupCommitOptions<I, R> {
   logger: Logger;
   /** Items per transaction, by `name` (palaver_message_batch_size for messages); optional for writers of other things. */
   batchSize?: Histogram<'writer'>;
+  /** Batches tried in one statement (atOnce), by whether it wrote them (`written` true or false). */
+  oneStatementBatches?: Counter<'writer' | 'written'>;
   /** The most items one transaction takes; more wait for the next. */
   maxBatch?: number;
   /**
@@ -30,7 +32,17 @@ export interface GroupCommitOptions<I, R> {
    * transaction is a held one (held.ts): raw statements only, through prepared().
    */
   write(tx: Transaction, batch: readonly I[]): Promise<Array<Written<R>>>;
+  /**
+   * Asked first when given: how to write the batch in a transaction of one statement, which
+   * commits it or writes nothing (the client writer on the embedded database,
+   * conversations/messages-at-once.ts); null when it cannot. When it cannot or wrote nothing,
+   * the batch goes to `write`, in a transaction of its own.
+   */
+  atOnce?(batch: readonly I[]): AtOnce<R> | null;
 }
+
+/** A batch's one statement: what became of each item, or 'check failed' when it wrote nothing. */
+export type AtOnce<R> = (tx: Transaction) => Promise<Array<Written<R>> | 'check failed'>;
 
 interface Pending<I, R> {
   item: I;
@@ -84,14 +96,16 @@ export class GroupCommit<I, R> {
 
   private async commit(batch: Array<Pending<I, R>>): Promise<void> {
     const { em } = this;
+    const items = batch.map((p) => p.item);
     let written: { result: Array<Written<R>>; committed: Committed };
     try {
-      written = await heldTransaction(em, (tx) =>
-        this.options.write(
-          tx,
-          batch.map((p) => p.item),
-        ),
-      );
+      const work = this.options.atOnce?.(items);
+      const atOnce = work ? await heldTransaction(em, work) : null;
+      if (atOnce) this.options.oneStatementBatches?.inc({ writer: this.options.name, written: String(atOnce.result !== 'check failed') });
+      written =
+        atOnce && atOnce.result !== 'check failed'
+          ? { result: atOnce.result, committed: atOnce.committed }
+          : await heldTransaction(em, (tx) => this.options.write(tx, items));
     } catch (err) {
       if (batch.length === 1) return batch[0]?.reject(err);
       // Nothing of the batch was written. Each item alone, so one that cannot be written

@@ -20,6 +20,13 @@ export interface DeliveryRow {
   /** The first of its chain in this call: only it can be ready, and only if the chain has nothing pending. */
   first: boolean;
   n: number;
+  /**
+   * The payload is that of the message the same statement writes at this position of its rows
+   * (insert-messages.ts, CTE `p`), and carries 0 at character `id_at` (from 1) in place of its id,
+   * which the statement fills in: for a statement that draws the ids itself (messages-at-once.ts).
+   */
+  message_n?: number;
+  id_at?: number;
 }
 
 /** The CTE that returns what was written, one row per delivery, with `n` its position. */
@@ -28,19 +35,30 @@ export const DELIVERIES_OUT = 'deliveries_out';
 /** A row of DELIVERIES_OUT. */
 export type WrittenRow = Omit<ClaimedWebhook, 'deviceId' | 'attempts' | 'payload'> & { n: number; ready: boolean; leased: boolean };
 
-/** CTEs `deliveries_in`, `deliveries_leased`, `deliveries_inserted` and DELIVERIES_OUT, for a `with` list. */
-export function deliveriesCteSql(rows: readonly DeliveryRow[], room: { lease: Lease | null; leased: Sql; join: Sql }): Sql {
+/**
+ * CTEs `deliveries_in`, `deliveries_leased`, `deliveries_inserted` and DELIVERIES_OUT, for a `with`
+ * list. With `messages` (the name of a CTE of `n` and `id` before them), every row's payload gets
+ * its message's id (DeliveryRow's message_n).
+ */
+export function deliveriesCteSql(
+  rows: readonly DeliveryRow[],
+  room: { lease: Lease | null; leased: Sql; join: Sql },
+  messages: string | null = null,
+): Sql {
+  const payload = messages ? `overlay(r.payload placing m.id::text from r.id_at for 1)` : 'r.payload';
+  const ofMessage = messages ? `join ${messages} m on m.n = r.message_n` : '';
   return named(
     // Whether a chain has a pending delivery is looked up row by row in the chain index (the
     // lateral's limit keeps the planner from hashing every pending delivery, which a backlog
     // makes many); materialized, so it is looked up once.
     `deliveries_in as materialized (
-       select r.id, r.service_id, r.ordering_key, r.kind, r.payload, r.n,
+       select r.id, r.service_id, r.ordering_key, r.kind, ${payload} as payload, r.n,
               r.ordering_key is null or (r.first and earlier.pending is null) as ready,
               s.disabled_at is null as enabled, s.webhook_url, s.signing_secret,
               ${previousSecretSql('s')} as previous_signing_secret
        from jsonb_to_recordset(:rows::jsonb)
-            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int)
+            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int, message_n int, id_at int)
+       ${ofMessage}
        join services s on s.id = r.service_id and s.webhook_url is not null
         and (case r.kind when 'message' then 'messages' when 'event' then 'events' else 'actions' end) = any(s.webhook_kinds)
        left join lateral (
