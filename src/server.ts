@@ -183,6 +183,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       logger,
       batchSize: metrics.messageBatchSize,
       email: config.email.smtp ? { unseenAfterSeconds: config.email.unseenAfterSeconds } : null,
+      oneStatementBatches: metrics.oneStatementBatches,
+      oneSession: db.embedded,
     });
     const callers = new ClientCallers(em, config.client.authorizationMaxLifetimeSeconds);
     const serviceCallers = new ServiceCallers(db.orm.em);

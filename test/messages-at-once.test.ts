@@ -42,10 +42,17 @@ const rowsOf = async (userId: number) => ({
   deliveries: await em().count(DeliverySchema, { orderingKey: userId }),
 });
 
-async function oneStatementBatches(written: boolean): Promise<number> {
+async function oneStatementBatches(written: boolean, writer: 'client' | 'agent' = 'client'): Promise<number> {
   const metric = await sharedServer().deps.metrics.oneStatementBatches.get();
-  return metric.values.find((v) => v.labels.writer === 'client' && v.labels.written === String(written))?.value ?? 0;
+  return metric.values.find((v) => v.labels.writer === writer && v.labels.written === String(written))?.value ?? 0;
 }
+
+/** A Service's answer through the Service API. */
+const answer = (t: Tenant, userId: number, message: string, agent = { id: 7, name: 'Ada' }) =>
+  client(sharedServer().url).post<{ id?: number }>(`/users/${userId}/messages`, {
+    token: t.service.apiKey,
+    json: { message, agent },
+  });
 
 describe('client messages in one statement', function () {
   this.timeout(30_000);
@@ -167,6 +174,39 @@ describe('client messages in one statement', function () {
       const embedded = mode === 'embedded' ? 1 : 0;
       expect(await oneStatementBatches(true), 'written at once').to.equal(tried + 2 * embedded);
       expect(await oneStatementBatches(false), 'checked and written the locked way').to.equal(failed + embedded);
+    } finally {
+      socket.close();
+    }
+  });
+
+  it("writes a Service's answers at once, and a refusal the locked way, with its error", async () => {
+    const [a] = widgets as [Widget];
+    const userId = userIds[0] as number;
+    const socket = new WidgetSocket(a);
+    try {
+      await socket.connected();
+      const [tried, failed] = [await oneStatementBatches(true, 'agent'), await oneStatementBatches(false, 'agent')];
+      const first = await answer(t, userId, 'Hello, how can I help?');
+      expect(first.status, first.text).to.equal(201);
+      const again = await answer(t, userId, 'Still here.');
+      expect(again.status, again.text).to.equal(201);
+      const messages = await socket.waitForExactly('message', 2);
+      expect(messages.map((m) => m.message)).to.deep.equal(['Hello, how can I help?', 'Still here.']);
+      expect(messages.map((m) => m.id)).to.deep.equal([first.body.data.id, again.body.data.id]);
+      // The current agent changed with the first answer only (its notice went with the message's).
+      expect(socket.events('agent').map((e) => (e.agent as { name: string }).name)).to.deep.equal(['Ada']);
+      const other = await tenant();
+      try {
+        const refused = await answer(other, userId, 'Not my customer');
+        expect(refused.status).to.equal(404);
+        expect((refused.body as { notifications: Array<{ message: string }> }).notifications[0]?.message).to.equal('user_not_found');
+      } finally {
+        await other.receiver.close();
+      }
+      const embedded = mode === 'embedded' ? 1 : 0;
+      expect(await oneStatementBatches(true, 'agent'), 'written at once').to.equal(tried + 2 * embedded);
+      expect(await oneStatementBatches(false, 'agent'), 'refused the locked way').to.equal(failed + embedded);
+      expect(await em().count(MessageSchema, { userId }), 'no message of the refused answer').to.equal(2);
     } finally {
       socket.close();
     }

@@ -18,8 +18,12 @@ import { enqueueEmails, enqueuePushes } from '../deliveries/outbox.ts';
 import { AppError, notFound } from '../errors.ts';
 import { pushEventPayload, pushMessagePayload } from '../presenters/push-payload.ts';
 import { messageNotice, notify } from './notices.ts';
-import { GroupCommit, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
-import { insertLocked, type MessageRow, type NewMessage } from './messages.ts';
+import { prepared } from '../db/prepared.ts';
+import { GroupCommit, type AtOnce, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
+import { insertLocked, insertRows, messageOf, type MessageRow, type NewMessage, type WrittenMessage } from './messages.ts';
+import { answerableAtOnceSql } from './sql/answerable-at-once.ts';
+import { LockedWay } from './locked-way.ts';
+import { insertMessagesSql, toInsertedMessages, type InsertMessagesRow } from './sql/insert-messages.ts';
 import { mediaOfConversation } from './media.ts';
 import { currentAgentsCte, lockUsers, refuseMerged, type LockedUser } from './users.ts';
 import { typingUntilSeconds } from './typing.ts';
@@ -59,13 +63,103 @@ export type AgentMessageWriter = GroupCommit<AgentMessageInput, AgentMessage>;
 export interface AgentWriterOptions {
   /** Answers by email (email.unseenAfterSeconds), or null while email is off (no `email.smtp`). */
   email: { unseenAfterSeconds: number } | null;
+  /** The database is one session (the embedded one): batches are written in one statement where they can be. */
+  oneSession: boolean;
 }
 
 export function agentMessageWriter(
-  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write'> & AgentWriterOptions,
+  options: Omit<GroupCommitOptions<AgentMessageInput, AgentMessage>, 'name' | 'write' | 'atOnce'> & AgentWriterOptions,
 ): AgentMessageWriter {
-  const { email, ...rest } = options;
-  return new GroupCommit({ ...rest, name: 'agent', write: (tx, batch) => writeAgentMessages(tx, batch, email) });
+  const { email, oneSession, ...rest } = options;
+  /** Users found with a device to push to or an address to email: their answers are written the locked way. */
+  const reached = new LockedWay();
+  return new GroupCommit({
+    ...rest,
+    name: 'agent',
+    write: (tx, batch) => writeAgentMessages(tx, batch, email),
+    ...(oneSession ? { atOnce: (batch: readonly AgentMessageInput[]) => agentMessagesAtOnce(batch, email, reached) } : {}),
+  });
+}
+
+/**
+ * The batch in one statement, on the embedded database (as client messages are,
+ * messages-at-once.ts): without the locks first, the statement checks that every user can take
+ * its message as the locked way would write it, with nothing more to write (sql/answerable-at-once.ts),
+ * and writes the messages and the current agents. Null for a batch with an upload to check, or
+ * a user found reached by pushes or emails within the minute (locked-way.ts); a failed check
+ * writes nothing, and the batch goes the locked way, which refuses, pushes and emails as due.
+ */
+function agentMessagesAtOnce(
+  batch: readonly AgentMessageInput[],
+  email: AgentWriterOptions['email'],
+  reached: LockedWay,
+): AtOnce<AgentMessage> | null {
+  const now = Date.now();
+  const locked = (input: AgentMessageInput) =>
+    input.media !== null || input.content?.carousel.some((item) => item.media !== null) || reached.has(input.userId, now);
+  if (batch.some(locked)) return null;
+  return async (tx) => {
+    const createdAt = new Date();
+    const rows: MessageRow[] = [];
+    for (const input of batch) {
+      // No statement: the content has no upload to check.
+      const content = input.content ? await resolveContent(tx, input.userId, input.content) : null;
+      rows.push(agentRow(input, null, content));
+    }
+    const [result] = await prepared<InsertMessagesRow>(
+      tx,
+      insertMessagesSql({
+        rows: insertRows(
+          rows,
+          batch.map((input) => input.userId),
+        ),
+        createdAt,
+        deliveries: null,
+        agents: currentAgentsCte(new Map(batch.map((input) => [input.userId, input.agent])), true),
+        check: answerableAtOnceSql(
+          batch.map((input) => ({
+            user_id: input.userId,
+            account_id: input.accountId,
+            emailed: email !== null && input.typeId === MessageType.agent,
+          })),
+        ),
+      }),
+      { commit: true },
+    );
+    if (result?.ok !== true) {
+      reached.keep(result?.reached ?? [], now);
+      return 'check failed';
+    }
+    const { ids, agentsBefore } = toInsertedMessages(result);
+    const outcomes: Array<Written<AgentMessage>> = [];
+    answered(
+      tx,
+      batch.map((input, at) => {
+        const [id, prevId] = ids[at] ?? [];
+        if (id === undefined || prevId === undefined) throw new Error('agent message not written');
+        const message = messageOf(rows[at] as MessageRow, id, input.userId, createdAt);
+        return { at, input, user: { id: input.userId }, message, prevId, agentBefore: agentsBefore?.get(input.userId) ?? null };
+      }),
+      outcomes,
+    );
+    return outcomes;
+  };
+}
+
+/** A Service's message as a row to write. */
+function agentRow(input: AgentMessageInput, media: MessageRow['media'], content: MessageContent | null): MessageRow {
+  return {
+    userId: input.userId,
+    deviceId: null,
+    typeId: input.typeId,
+    // Rich messages may carry text and media together (title, image, text and buttons).
+    message: input.text,
+    media,
+    content,
+    // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
+    agent: input.agent,
+    requestUrl: null,
+  };
 }
 
 async function writeAgentMessages(
@@ -89,23 +183,7 @@ async function writeAgentMessages(
       refuseMerged(user);
       const media = input.media ? await mediaOfConversation(tx, input.userId, input.media) : null;
       const content = input.content ? await resolveContent(tx, input.userId, input.content) : null;
-      accepted.push({
-        at,
-        input,
-        user,
-        row: {
-          userId: input.userId,
-          deviceId: null,
-          typeId: input.typeId,
-          // Rich messages may carry text and media together (title, image, text and buttons).
-          message: input.text,
-          media,
-          content,
-          // A snapshot: the message keeps the agent it was sent by, whatever happens to the current one.
-          agent: input.agent,
-          requestUrl: null,
-        },
-      });
+      accepted.push({ at, input, user, row: agentRow(input, media, content) });
     } catch (err) {
       // A refusal is the caller's alone; anything else aborts the transaction.
       if (!(err instanceof AppError)) throw err;
@@ -157,6 +235,18 @@ async function writeAgentMessages(
       { notBeforeSeconds: email.unseenAfterSeconds, commit: true },
     );
   }
+  answered(tx, sent, outcomes);
+  return outcomes;
+}
+
+/** The written messages' outcomes, in order, and their notices: the message, and the current agent when it changed. */
+function answered(
+  tx: Transaction,
+  sent: ReadonlyArray<
+    { at: number; input: AgentMessageInput; user: Pick<LockedUser, 'id'> } & Pick<WrittenMessage, 'message' | 'prevId' | 'agentBefore'>
+  >,
+  outcomes: Array<Written<AgentMessage>>,
+): void {
   // Whether each message changed the current agent decides its `agent` push.
   const current = new Map(sent.map(({ user, agentBefore }) => [user.id, agentBefore ?? null]));
   for (const { at, input, message, prevId } of sent) {
@@ -167,7 +257,6 @@ async function writeAgentMessages(
     // Sockets hear of the current agent when it changes, not with every message of the same agent.
     if (agentChanged) notify(tx, { kind: 'agent', userId: input.userId, agent: input.agent });
   }
-  return outcomes;
 }
 
 /** The stored rich parts: each carousel item's media checked to be an upload of the conversation. */

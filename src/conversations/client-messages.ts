@@ -11,6 +11,7 @@ import { messageNotice, notify } from './notices.ts';
 import { GroupCommit, type AtOnce, type GroupCommitOptions, type Written } from '../db/tx/group-commit.ts';
 import { mediaOfConversation } from './media.ts';
 import { recordUserMessages, type NewMessage, type UserMessage } from './messages.ts';
+import { LockedWay } from './locked-way.ts';
 import { recordUserMessagesAtOnce } from './messages-at-once.ts';
 import { lockUsers } from './users.ts';
 
@@ -53,17 +54,10 @@ export function clientMessageWriter(
   });
 }
 
-/**
- * How long an account found with a standby Service keeps its messages to the locked way,
- * which judges who else hears them (standby.ts); the one statement cannot. Not longer: a
- * Service may stop listening on standby at any time.
- */
-const STANDBY_KEPT_MS = 60_000;
-
 /** The batches written in one statement (messages-at-once.ts), and what the writer learnt of them. */
 class AtOnceClientMessages {
-  /** Accounts found with a standby Service, until when their messages skip the one statement. */
-  private readonly standby = new Map<number, number>();
+  /** Accounts found with a standby Service: who else hears their messages is judged the locked way (standby.ts). */
+  private readonly standby = new LockedWay();
 
   /**
    * The batch in one statement, unless it has something that needs the locked way
@@ -74,12 +68,7 @@ class AtOnceClientMessages {
     const keys = new Set<string>();
     const now = Date.now();
     for (const { account, device, user, input } of batch) {
-      if (input.media !== null || device === null) return null;
-      const until = this.standby.get(account.id);
-      if (until !== undefined) {
-        if (until > now) return null;
-        this.standby.delete(account.id);
-      }
+      if (input.media !== null || device === null || this.standby.has(account.id, now)) return null;
       if (input.clientMessageId == null) continue;
       const key = clientKey(device.id, user.id, input.clientMessageId);
       if (keys.has(key)) return null;
@@ -98,7 +87,7 @@ class AtOnceClientMessages {
       })),
     );
     if (!Array.isArray(recorded)) {
-      for (const accountId of recorded.standby) this.standby.set(accountId, now + STANDBY_KEPT_MS);
+      this.standby.keep(recorded.standby, now);
       // Their callers read them again for their next message.
       for (const item of batch) if (recorded.stale.includes(item.user.id)) item.stale?.();
       return 'check failed';

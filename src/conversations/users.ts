@@ -6,6 +6,7 @@ import { prepared } from '../db/prepared.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type Account, type AgentSnapshot, type User } from '../db/entities/index.ts';
 import { Sql } from '../db/named.ts';
+import { pgIntArray } from '../db/pg-arrays.ts';
 import { AppError, conflict } from '../errors.ts';
 import { lockUsersSql, toLockedUsers, type LockedUser, type LockUsersRow } from './sql/lock-users.ts';
 import { customerLock, lockName } from './locks.ts';
@@ -116,16 +117,20 @@ export const CURRENT_AGENTS_OUT = 'agents_set';
 /**
  * Each user's agent becomes its current one and its agent typing ends (an agent message is
  * written in the same statement, under the users' locks); the CTE answers each user's current
- * agent from before.
+ * agent from before. `checked`: only if the statement's check passed (insert-messages.ts).
+ * Each user is looked up by its key (the lateral's limit, and the ids as an array for the
+ * updated rows, keep the planner from joining the list to the whole table: the writers' generic
+ * plan, made for a list of unknown length, read every user with each batch).
  */
-export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>): Sql {
+export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>, checked = false): Sql {
   return new Sql(
     `${CURRENT_AGENTS_OUT} as (
        update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
-       from (select o.id, o.current_agent as before, v.agent
-             from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
-       where u.id = v.id
+       from (select o.id, o.before, v.agent
+             from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb)
+             cross join lateral (select o.id, o.current_agent as before from users o where o.id = v.user_id limit 1) o) v
+       where u.id = any(?::int[]) and u.id = v.id${checked ? ' and (select ok from verdict)' : ''}
        returning u.id, v.before)`,
-    [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })))],
+    [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent }))), pgIntArray([...agents.keys()])],
   );
 }

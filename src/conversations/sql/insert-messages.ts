@@ -33,9 +33,9 @@ export interface InsertMessagesValues {
   /** The current agents' CTE (users.ts), set by the same statement. */
   agents: Sql | null;
   /**
-   * CTEs ending in `verdict`, one row with `ok` (false writes nothing), `stale` and `standby`
-   * (senders-as-seen.ts): for a statement that checks what it writes on (messages-at-once.ts),
-   * whose ids it draws.
+   * CTEs ending in `verdict`, one row with `ok` (false writes nothing) and what else the check
+   * says, answered with the rows (senders-as-seen.ts, answerable-at-once.ts): for a statement
+   * that checks what it writes on (messages-at-once.ts), whose ids it draws.
    */
   check?: Sql | null;
 }
@@ -48,6 +48,7 @@ export interface InsertMessagesRow {
   ok?: boolean;
   stale?: number[] | null;
   standby?: number[] | null;
+  reached?: number[] | null;
   messages: unknown;
   deliveries?: unknown;
   agents?: unknown;
@@ -113,7 +114,7 @@ export function insertMessagesSql({ rows, createdAt, deliveries, agents, check =
        insert into messages (id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, status, created_at)
        select id, user_id, device_id, type_id, message, media, agent, content, request_url, client_message_id, 2, :createdAt::timestamptz from p
      )${deliveries ? ', :deliveries' : ''}${agents ? ', :agents' : ''}, ${INBOX_STATE_CTES}
-     select ${check ? 'v.ok, v.stale, v.standby, ' : ''}(select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
+     select ${check ? 'v.*, ' : ''}(select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
             ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}
             ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}
      ${check ? 'from verdict v' : ''}`,

@@ -64,14 +64,22 @@ export function lockUsersSql({ ids, ownerChains, messageIds, pushDevices }: Lock
       messageIds > 0 ? { userIds, messageIds } : { userIds },
     );
   }
-  // Whether a device of the user can be pushed to, as enqueuePushes selects them (outbox.ts), so
-  // that a writer of messages for users with none spends no statement on pushes.
-  const pushable = pushDevices
-    ? `, exists (select 1 from devices d join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
-                 where d.user_id = users.id and d.push_enabled and d.push_token is not null) as push_devices,
-       (users.email is not null and users.email_unsubscribed_at is null) as emailable`
-    : '';
+  const pushable = pushDevices ? `, ${pushDevicesSql('users')} as push_devices, ${emailableSql('users')} as emailable` : '';
   return named(`select ${COLUMNS}${pushable} from users where id = any(:userIds::int[]) order by id for update`, { userIds });
+}
+
+/**
+ * Whether a device of the user (`users` row alias) can be pushed to, as enqueuePushes selects
+ * them (outbox.ts), so that a writer of messages for users with none spends no statement on pushes.
+ */
+export function pushDevicesSql(alias: string): string {
+  return `exists (select 1 from devices d join push_settings p on p.account_id = d.account_id and p.push_type = d.push_type
+                  where d.user_id = ${alias}.id and d.push_enabled and d.push_token is not null)`;
+}
+
+/** Whether answers can be emailed to the user (`users` row alias): an address, not unsubscribed. */
+export function emailableSql(alias: string): string {
+  return `(${alias}.email is not null and ${alias}.email_unsubscribed_at is null)`;
 }
 
 export function toLockedUsers(rows: readonly LockUsersRow[]): { users: Map<number, LockedUser>; messageIds: number[] } {

@@ -20,6 +20,8 @@ export interface SentKey {
 }
 
 /**
+ * Each row is looked up by its key: the laterals' limits keep the planner from joining the lists
+ * to whole tables (a generic plan, made for lists of unknown length, would read every user).
  * The CTE `verdict`, for insert-messages.ts's check: `ok`; `stale`, the senders not as seen
  * (erased ones too); `standby`, the accounts with a standby Service.
  */
@@ -28,7 +30,9 @@ export function sendersAsSeenSql(senders: readonly SeenSender[], keys: readonly 
     `verdict as materialized (
        select coalesce(bool_and(x.same and not x.standby), false)
               and not exists (select 1 from jsonb_to_recordset(:keys::jsonb) as k(device_id int, client_message_id text)
-                              join messages m on m.device_id = k.device_id and m.client_message_id = k.client_message_id) as ok,
+                              cross join lateral (select 1 from messages m
+                                                   where m.device_id = k.device_id and m.client_message_id = k.client_message_id
+                                                   limit 1) m) as ok,
               array_agg(x.user_id) filter (where not x.same) as stale,
               array_agg(distinct x.account_id) filter (where x.standby) as standby
        from (select e.user_id, e.account_id,
@@ -39,7 +43,7 @@ export function sendersAsSeenSql(senders: readonly SeenSender[], keys: readonly 
                     exists (select 1 from services s where s.account_id = e.account_id and s.standby <> 'none') as standby
              from jsonb_to_recordset(:senders::jsonb)
                   as e(user_id int, account_id int, owner_service_id int, unique_identifier text, additional_information jsonb)
-             left join users u on u.id = e.user_id) x
+             left join lateral (select * from users u where u.id = e.user_id limit 1) u on true) x
      )`,
     { senders: JSON.stringify(senders), keys: JSON.stringify(keys) },
   );
