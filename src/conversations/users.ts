@@ -117,20 +117,32 @@ export const CURRENT_AGENTS_OUT = 'agents_set';
 /**
  * Each user's agent becomes its current one and its agent typing ends (an agent message is
  * written in the same statement, under the users' locks); the CTE answers each user's current
- * agent from before. `checked`: only if the statement's check passed (insert-messages.ts).
- * Each user is looked up by its key (the lateral's limit, and the ids as an array for the
- * updated rows, keep the planner from joining the list to the whole table: the writers' generic
- * plan, made for a list of unknown length, read every user with each batch).
+ * agent from before. `checked`: only if the statement's check passed (insert-messages.ts); then
+ * each user is looked up by its key (the lateral's limit, and the ids as an array for the
+ * updated rows): that statement's generic plan, made for a list of unknown length, joined the
+ * list to the whole users table while it held a few thousand users.
  */
 export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>, checked = false): Sql {
+  const list = JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })));
+  if (!checked) {
+    return new Sql(
+      `${CURRENT_AGENTS_OUT} as (
+       update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
+       from (select o.id, o.current_agent as before, v.agent
+             from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
+       where u.id = v.id
+       returning u.id, v.before)`,
+      [list],
+    );
+  }
   return new Sql(
     `${CURRENT_AGENTS_OUT} as (
        update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
        from (select o.id, o.before, v.agent
              from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb)
              cross join lateral (select o.id, o.current_agent as before from users o where o.id = v.user_id limit 1) o) v
-       where u.id = any(?::int[]) and u.id = v.id${checked ? ' and (select ok from verdict)' : ''}
+       where u.id = any(?::int[]) and u.id = v.id and (select ok from verdict)
        returning u.id, v.before)`,
-    [JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent }))), pgIntArray([...agents.keys()])],
+    [list, pgIntArray([...agents.keys()])],
   );
 }

@@ -100,8 +100,7 @@ export function insertMessagesSql({ rows, createdAt, deliveries, agents, check =
        select r.*, coalesce(r.taken_id, nextval(pg_get_serial_sequence('messages', 'id'))) as id
        from jsonb_to_recordset(:rows::jsonb) as r(n int, taken_id bigint, user_id int, device_id int, type_id smallint,
                                                message text, media jsonb, agent jsonb, content jsonb, request_url text,
-                                               client_message_id text)
-       ${check ? 'where (select ok from verdict)' : ''}
+                                               client_message_id text)${check ? '\n       where (select ok from verdict)' : ''}
      ),
      ${MESSAGES_CTE} as (
        select r.*, coalesce(
@@ -116,8 +115,7 @@ export function insertMessagesSql({ rows, createdAt, deliveries, agents, check =
      )${deliveries ? ', :deliveries' : ''}${agents ? ', :agents' : ''}, ${INBOX_STATE_CTES}
      select ${check ? 'v.*, ' : ''}(select json_agg(json_build_array(id, prev_id) order by n) from p) as messages
             ${deliveries ? `, (select coalesce(json_agg(d order by d.n), '[]') from ${DELIVERIES_OUT} d) as deliveries` : ''}
-            ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}
-     ${check ? 'from verdict v' : ''}`,
+            ${agents ? `, (select coalesce(json_agg(json_build_array(a.id, a.before)), '[]') from ${CURRENT_AGENTS_OUT} a) as agents` : ''}${check ? '\n     from verdict v' : ''}`,
     {
       ...(check ? { check } : {}),
       rows: JSON.stringify(rows),

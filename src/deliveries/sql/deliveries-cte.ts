@@ -45,20 +45,19 @@ export function deliveriesCteSql(
   room: { lease: Lease | null; leased: Sql; join: Sql },
   messages: string | null = null,
 ): Sql {
-  const payload = messages ? `overlay(r.payload placing m.id::text from r.id_at for 1)` : 'r.payload';
-  const ofMessage = messages ? `join ${messages} m on m.n = r.message_n` : '';
+  const payload = messages ? `overlay(r.payload placing m.id::text from r.id_at for 1) as payload` : 'r.payload';
+  const ofMessage = messages ? `, message_n int, id_at int)\n       join ${messages} m on m.n = r.message_n` : ')';
   return named(
     // Whether a chain has a pending delivery is looked up row by row in the chain index (the
     // lateral's limit keeps the planner from hashing every pending delivery, which a backlog
     // makes many); materialized, so it is looked up once.
     `deliveries_in as materialized (
-       select r.id, r.service_id, r.ordering_key, r.kind, ${payload} as payload, r.n,
+       select r.id, r.service_id, r.ordering_key, r.kind, ${payload}, r.n,
               r.ordering_key is null or (r.first and earlier.pending is null) as ready,
               s.disabled_at is null as enabled, s.webhook_url, s.signing_secret,
               ${previousSecretSql('s')} as previous_signing_secret
        from jsonb_to_recordset(:rows::jsonb)
-            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int, message_n int, id_at int)
-       ${ofMessage}
+            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int${ofMessage}
        join services s on s.id = r.service_id and s.webhook_url is not null
         and (case r.kind when 'message' then 'messages' when 'event' then 'events' else 'actions' end) = any(s.webhook_kinds)
        left join lateral (
