@@ -4,6 +4,8 @@
 // The statement is exercised directly on both databases (nothing else runs in these tests
 // while it does); the writer takes it only on the embedded one, where a sender changed since
 // its socket connected sends its message the locked way, the webhook showing the user as it is.
+// The agent writer does the same with Service answers (conversations/agents.ts): written at
+// once, and a refusal (a user of another account) the locked way, with its error.
 import { expect } from 'chai';
 import { recordUserMessagesAtOnce, type SeenUserMessage } from '../src/conversations/messages-at-once.ts';
 import { AccountSchema, DeliverySchema, DeviceSchema, MessageSchema, UserSchema } from '../src/db/entities/index.ts';
