@@ -10,7 +10,7 @@ import { benchIngestRest, benchIngestSocket } from './ingest.ts';
 import { benchInbox } from './inbox.ts';
 import { benchLatency } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
-import { freePort, freshDatabase, ratio, startHelper, writeResults, type Metric } from './support.ts';
+import { freePort, freshDatabase, ratio, settle, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
 import { benchCapacity, type Growth as CapacityGrowth } from './capacity.ts';
 import { benchNodes } from './nodes.ts';
@@ -149,13 +149,18 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
       const count = number('capacity-rounds');
       if (!Number.isInteger(count) || count < 1) throw new Error('--capacity-rounds takes a whole number, 1 or more');
       const rounds: Array<{ ours: Metric; reference: Metric }> = [];
+      // Every server's run starts on a settled host (support.ts, settle).
+      const settled = async <T>(measure: () => Promise<T>) => {
+        await settle(mode === 'postgresql');
+        return measure();
+      };
       for (let round = 0; round < count; round++) {
         if (round % 2 === 1) {
-          const reference = await referenceOf(mode);
-          rounds.push({ reference, ours: await run(mode) });
+          const reference = await settled(() => referenceOf(mode));
+          rounds.push({ reference, ours: await settled(() => run(mode)) });
         } else {
-          const ours = await run(mode);
-          rounds.push({ ours, reference: await referenceOf(mode) });
+          const ours = await settled(() => run(mode));
+          rounds.push({ ours, reference: await settled(() => referenceOf(mode)) });
         }
       }
       const [first] = rounds as [{ ours: Metric; reference: Metric }];

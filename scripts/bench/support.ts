@@ -1,9 +1,11 @@
 // Shared pieces of the benchmarks: a fresh PostgreSQL database, helper processes, progress
 // lines, and the results file.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -82,6 +84,38 @@ export function freePort(): Promise<number> {
       probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/** The host's share of busy CPU time (0–1) over the next `ms`, from the kernel's counters. */
+async function hostBusy(ms: number): Promise<number> {
+  const times = () =>
+    os.cpus().reduce(
+      (sum, cpu) => {
+        const { idle, ...busy } = cpu.times;
+        return { idle: sum.idle + idle, busy: sum.busy + Object.values(busy).reduce((a, b) => a + b, 0) };
+      },
+      { idle: 0, busy: 0 },
+    );
+  const before = times();
+  await sleep(ms);
+  const after = times();
+  const busy = after.busy - before.busy;
+  return busy / Math.max(busy + after.idle - before.idle, 1);
+}
+
+/**
+ * Lets the host settle between two servers' runs, so the second does not pay for the first:
+ * PostgreSQL writes its checkpoint and the kernel its dirty pages now, and the run starts once
+ * the cores have been idle for two seconds (at most a minute later). Without it the server
+ * measured second often failed its first step.
+ */
+export async function settle(withDatabase: boolean): Promise<void> {
+  const start = Date.now();
+  if (withDatabase) await admin('checkpoint');
+  execFileSync('sync');
+  let busy = 1;
+  while (Date.now() - start < 60_000 && (busy = await hostBusy(2_000)) > 0.1);
+  progress(`settled in ${Math.round((Date.now() - start) / 1000)} s (host ${Math.round(busy * 100)}% busy)`);
 }
 
 export function writeResults(metrics: Record<string, Metric>): string {
