@@ -1,7 +1,7 @@
 // Transactions of the group-committed writers (group-commit.ts: client messages, agent messages,
 // delivery outcomes) on a pooled connection held for the batch, without knex's and MikroORM's
 // transaction machinery. A knex transaction builds a knex instance of its own: an empty one
-// costs 170 µs of CPU on the benchmark machine, 40% of it garbage collection, and half a
+// costs 170–370 µs of CPU on the benchmark machine, 40% of it garbage collection, and half a
 // millisecond of a message's latency after the server was idle (docs/performance.md). These
 // writers send only raw statements (db/prepared.ts), so they need none of it.
 //
