@@ -124,10 +124,11 @@ export const CURRENT_AGENTS_OUT = 'agents_set';
  */
 export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>, checked = false): Sql {
   const list = JSON.stringify([...agents].map(([userId, agent]) => ({ user_id: userId, agent })));
+  const update = `update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()`;
   if (!checked) {
     return new Sql(
       `${CURRENT_AGENTS_OUT} as (
-       update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
+       ${update}
        from (select o.id, o.current_agent as before, v.agent
              from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb) join users o on o.id = v.user_id) v
        where u.id = v.id
@@ -137,7 +138,7 @@ export function currentAgentsCte(agents: ReadonlyMap<number, AgentSnapshot>, che
   }
   return new Sql(
     `${CURRENT_AGENTS_OUT} as (
-       update users u set current_agent = v.agent, agent_typing = null, agent_typing_until = null, updated_at = now()
+       ${update}
        from (select o.id, o.before, v.agent
              from jsonb_to_recordset(?::jsonb) as v(user_id int, agent jsonb)
              cross join lateral (select o.id, o.current_agent as before from users o where o.id = v.user_id limit 1) o) v

@@ -46,7 +46,8 @@ export function deliveriesCteSql(
   messages: string | null = null,
 ): Sql {
   const payload = messages ? `overlay(r.payload placing m.id::text from r.id_at for 1) as payload` : 'r.payload';
-  const ofMessage = messages ? `, message_n int, id_at int)\n       join ${messages} m on m.n = r.message_n` : ')';
+  const messageColumns = messages ? ', message_n int, id_at int' : '';
+  const ofMessage = messages ? `\n       join ${messages} m on m.n = r.message_n` : '';
   return named(
     // Whether a chain has a pending delivery is looked up row by row in the chain index (the
     // lateral's limit keeps the planner from hashing every pending delivery, which a backlog
@@ -57,7 +58,7 @@ export function deliveriesCteSql(
               s.disabled_at is null as enabled, s.webhook_url, s.signing_secret,
               ${previousSecretSql('s')} as previous_signing_secret
        from jsonb_to_recordset(:rows::jsonb)
-            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int${ofMessage}
+            as r(id uuid, service_id int, ordering_key int, kind text, payload text, first boolean, n int${messageColumns})${ofMessage}
        join services s on s.id = r.service_id and s.webhook_url is not null
         and (case r.kind when 'message' then 'messages' when 'event' then 'events' else 'actions' end) = any(s.webhook_kinds)
        left join lateral (
