@@ -4,8 +4,9 @@
 // it over when it commits, with no claim. The rest are claimed (leased, head of their chain):
 // at once when a commit made deliveries due that nobody holds or the worker had no room, and
 // every poll interval (retries coming due, deliveries written by other nodes). Claims run
-// ahead of the sending: up to maxInFlight claimed deliveries wait in memory, so a slot freed by
-// an answer is refilled at once rather than after a claim's round trip. Outcomes are
+// ahead of the sending: claimed deliveries wait in memory, so a slot freed by an answer is
+// refilled at once rather than after a claim's round trip; how many wait for a Service follows
+// what it sent during the last claim (waiting-room.ts). Outcomes are
 // group-committed (src/db/tx/group-commit.ts): a busy node writes one transaction per
 // batch of answers, not one per delivery, and an outcome that cannot be written fails alone.
 import { randomBytes } from 'node:crypto';
@@ -29,6 +30,7 @@ import { leaseMsFor } from './lease.ts';
 import { writeOutcomes, type AttemptRecord, type OutcomeRecord } from './outcomes.ts';
 import { secretsOf } from './secrets.ts';
 import { settle, type AttemptOutcome } from './settle.ts';
+import { WaitingRoom } from './waiting-room.ts';
 import { EmailSender, type Presence } from '../email/sender.ts';
 
 export interface WorkerDeps {
@@ -66,6 +68,8 @@ export class DeliveryWorker {
   private readonly recording = new Set<Promise<void>>();
   /** Attempts under way per bucket (a Service, or an account's pushes: see ClaimedDelivery). */
   private readonly perBucket = new Map<number, number>();
+  /** How many may wait in `waiting` per bucket, beside its slots. */
+  private readonly waitingRoom = new WaitingRoom((bucket) => this.limitOf(bucket));
   private readonly leaseMs: number;
   private stopped = false;
   private claimWaiters: Array<() => void> = [];
@@ -218,8 +222,8 @@ export class DeliveryWorker {
   }
 
   /**
-   * What this node takes, in all and per bucket: at most one slot's worth waits per slot
-   * (claimed or handed over, unsent deliveries count).
+   * What this node takes, in all and per bucket: a bucket's slots and its waiting room (claimed
+   * or handed over, unsent deliveries count), and in all twice the node's slots.
    */
   private limits(): { total: number; freeByBucket: Map<number, number> } {
     const { maxInFlight } = this.deps.options;
@@ -227,7 +231,7 @@ export class DeliveryWorker {
     const held = new Map([[0, 0], ...this.perBucket]);
     for (const { delivery } of this.waiting) held.set(delivery.bucket, (held.get(delivery.bucket) ?? 0) + 1);
     const freeByBucket = new Map<number, number>();
-    for (const [bucket, busy] of held) freeByBucket.set(bucket, 2 * this.limitOf(bucket) - busy);
+    for (const [bucket, busy] of held) freeByBucket.set(bucket, this.limitOf(bucket) + this.waitingRoom.of(bucket) - busy);
     return { total: 2 * maxInFlight - this.inFlight.size - this.waiting.length, freeByBucket };
   }
 
@@ -254,12 +258,18 @@ export class DeliveryWorker {
     const { maxPerService } = this.deps.options;
     const { total, freeByBucket } = this.limits();
     if (total <= 0) return 0;
-    const claimed = await claimDue(this.deps.orm.em.fork(), {
-      total,
-      perBucket: 2 * maxPerService,
-      freeByBucket,
-      lease: { node: this.node, ms: this.leaseMs },
-    });
+    this.waitingRoom.claimStarts();
+    let claimed: ClaimedDelivery[];
+    try {
+      claimed = await claimDue(this.deps.orm.em.fork(), {
+        total,
+        perBucket: 2 * maxPerService,
+        freeByBucket,
+        lease: { node: this.node, ms: this.leaseMs },
+      });
+    } finally {
+      this.waitingRoom.claimEnded();
+    }
     // Caught up unless the claim was cut short, in all or for a bucket, or could take nothing
     // for a bucket already full (what waits for it is unknown): then more may be due.
     const byBucket = new Map<number, number>();
@@ -324,6 +334,7 @@ export class DeliveryWorker {
   private dispatch(delivery: ClaimedDelivery): void {
     const { bucket } = delivery;
     this.perBucket.set(bucket, (this.perBucket.get(bucket) ?? 0) + 1);
+    this.waitingRoom.attemptStarted(bucket);
     const release = () => {
       this.inFlight.delete(delivery.id);
       const left = (this.perBucket.get(bucket) ?? 1) - 1;
