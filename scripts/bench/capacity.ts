@@ -71,6 +71,8 @@ interface Conversation {
   socket: Socket;
   timer: ReturnType<typeof setTimeout> | undefined;
   seq: number;
+  /** Its sends are `c<index>.<seq>`. */
+  index: number;
 }
 
 interface StepResult {
@@ -92,6 +94,8 @@ interface StepResult {
   service_failure_kinds?: string;
   p50_ms: number;
   p99_ms: number;
+  /** Answers the customers' sockets received during the window, to any send (of the window or before it). */
+  answers_per_second: number;
   server_cpu_percent: number;
   server_rss_mb: number;
   /** As the step ends (after the wait for late answers): one instant, wherever the GC's sawtooth stands. */
@@ -216,6 +220,11 @@ export function connectOne(url: string, identification: string, localAddress?: s
   });
 }
 
+/** Caught up after an overload: no send waits for its answer longer than this. */
+const CAUGHT_UP_MS = 2000;
+/** How long the node may take to catch up after an overload before it counts as not recovered. */
+const CATCH_UP_LIMIT_MS = 300_000;
+
 function heldSteps(steps: StepResult[], p99LimitMs: number): StepResult[] {
   return steps.filter((s) => s.errors === 0 && s.sent > 0 && s.p99_ms < p99LimitMs);
 }
@@ -226,6 +235,12 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
   const conversations: Conversation[] = [];
   /** Sends in flight: text → emit time (ms, on the clock every process shares: see capacity-service.ts). */
   const pending = new Map<string, number>();
+  /** Every send not answered yet, measured or not: text → emit time. */
+  const outstanding = new Map<string, number>();
+  /** Answers received on the customers' sockets, to any send. */
+  let answers = 0;
+  /** The last answer received: when, and how late (from its send). */
+  let lastAnswer = { at: 0, lateMs: 0 };
   /** This step's measured sends: text → [emit, acknowledged, answer on the socket] (NaN: not yet). */
   const timeline = new Map<string, [number, number, number]>();
   const now = () => performance.timeOrigin + performance.now();
@@ -243,6 +258,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       () => {
         c.seq += 1;
         const text = `c${index}.${c.seq}`;
+        outstanding.set(text, now());
         if (measuring) {
           const at = now();
           pending.set(text, at);
@@ -253,6 +269,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         c.socket.emit('message', { message: text }, (answer: { status?: string; notifications?: Array<{ message: string }> }) => {
           const times = timeline.get(text);
           if (times) times[1] = now();
+          if (answer.status !== 'SUCCESS') outstanding.delete(text);
           if (!counted || answer.status === 'SUCCESS') return;
           // Refused explicitly (the node is full): not written, so no answer will come.
           pending.delete(text);
@@ -285,11 +302,18 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
           unopened += 1;
           continue;
         }
-        const conversation: Conversation = { socket, timer: undefined, seq: 0 };
-        const index = conversations.push(conversation) - 1;
+        const index = conversations.length;
+        const conversation: Conversation = { socket, timer: undefined, seq: 0, index };
+        conversations.push(conversation);
         socket.on('message', (message: { typeId?: number; message?: string | null }) => {
           if (message.typeId !== 2 || !message.message?.startsWith('re: ')) return;
           const text = message.message.slice(4);
+          const sentAt = outstanding.get(text);
+          if (sentAt !== undefined) {
+            outstanding.delete(text);
+            answers += 1;
+            lastAnswer = { at: now(), lateMs: now() - sentAt };
+          }
           const t0 = pending.get(text);
           if (t0 === undefined) return;
           pending.delete(text);
@@ -304,11 +328,38 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     opened += count;
   };
 
-  /** Closes conversations from the end until `count` are left. */
+  /** Stops the sends of the conversations past the first `count`; their sockets stay open for the answers. */
+  const quiet = (count: number) => {
+    for (const c of conversations.slice(count)) {
+      clearTimeout(c.timer);
+      c.timer = undefined;
+    }
+  };
+
+  /** Closes conversations from the end until `count` are left; what they still wait for is no longer awaited. */
   const close = (count: number) => {
     for (const c of conversations.splice(count)) {
       clearTimeout(c.timer);
       c.socket.disconnect();
+      for (let seq = 1; seq <= c.seq; seq++) outstanding.delete(`c${c.index}.${seq}`);
+    }
+  };
+
+  /**
+   * Waits until the node has caught up, at most `limitMs`: the seconds it took, or null if it had
+   * not. Caught up: the answers come as they do below the capacity, each within CAUGHT_UP_MS of
+   * its send, for a second on end. (Not "nothing unanswered": an answer the bench's Service
+   * failed to send would hold that for ever; those are counted apart as lost.)
+   */
+  const catchUp = async (limitMs: number): Promise<number | null> => {
+    const started = now();
+    let promptSince: number | undefined;
+    for (;;) {
+      const prompt = now() - lastAnswer.at < 1000 && lastAnswer.lateMs <= CAUGHT_UP_MS;
+      promptSince = prompt ? (promptSince ?? now()) : undefined;
+      if (promptSince !== undefined && now() - promptSince >= 1000) return Math.round((promptSince - started) / 100) / 10;
+      if (now() - started > limitMs) return null;
+      await tick(100);
     }
   };
 
@@ -334,6 +385,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     const loaderDelay = monitorEventLoopDelay({ resolution: 10 });
     loaderDelay.enable();
     const cpu0 = cpuSeconds(pid);
+    const answers0 = answers;
     const t0 = Date.now();
     measuring = true;
     // The busy RSS saws up and down with V8's collections: read through the window, not once.
@@ -343,6 +395,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     clearInterval(sampler);
     measuring = false;
     const seconds = (Date.now() - t0) / 1000;
+    const answersPerSecond = Math.round((answers - answers0) / seconds);
     const cpu = (cpuSeconds(pid) - cpu0) / seconds;
     loaderDelay.disable();
     const counters = counters0 && counterDelta(counters0, await serverCounters(palaver.url), seconds);
@@ -362,6 +415,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       unanswered,
       p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
       p99_ms: Math.round(percentile(sorted, 99) * 10) / 10,
+      answers_per_second: answersPerSecond,
       server_cpu_percent: Math.round(cpu * 100),
       server_rss_mb: 0,
       server_rss_bytes: rssBytes(pid),
@@ -403,7 +457,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         `${step.unanswered} unanswered` +
         (step.service_failures ? ` (the Service's API call failed for ${step.service_failures}: ${step.service_failure_kinds})` : '') +
         `, ${step.errors} errors in all, ` +
-        `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, server CPU ${step.server_cpu_percent}%, ` +
+        `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, ${step.answers_per_second} answers a second, server CPU ${step.server_cpu_percent}%, ` +
         (step.outbox_pending === undefined ? '' : `outbox ${step.outbox_pending}, `) +
         `RSS ${step.server_rss_mb} MB (window: mean ${mb(step.server_rss_mean_bytes)}, peak ${mb(step.server_rss_peak_bytes)})` +
         (step.service_cpu_percent === undefined ? '' : `, Service CPU ${step.service_cpu_percent}%`) +
@@ -422,6 +476,10 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
   const steps: StepResult[] = [];
   let overload: StepResult | undefined;
   let recovery: StepResult | undefined;
+  /** The overload's sends answered after its wait, and never; the seconds the node took to catch up. */
+  let late = 0;
+  let lost = 0;
+  let catchUpSeconds: number | null = null;
   try {
     for (const target of options.steps) {
       progress(`capacity: opening conversations up to ${target}`);
@@ -445,9 +503,21 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       await tick(5000);
       // Acknowledged answers are waited for up to a minute: late is not lost.
       overload = await measure(60_000);
+      // Back at the capacity: the others stop sending but stay, to receive what they wait for.
+      quiet(knee);
+      progress(`capacity: back to ${knee} conversations, waiting for the node to catch up`);
+      catchUpSeconds = await catchUp(CATCH_UP_LIMIT_MS);
+      // Stragglers of the queue the node has worked off, then what is still unanswered is lost.
+      await tick(5000);
+      lost = pending.size;
+      late = overload.unanswered - lost;
+      progress(
+        catchUpSeconds === null
+          ? `  not caught up within ${CATCH_UP_LIMIT_MS / 1000} s; of the overload's sends ${late} answered late, ${lost} not answered`
+          : `  caught up in ${catchUpSeconds} s; of the overload's sends ${late} answered late, ${lost} not answered`,
+      );
       close(knee);
-      progress(`capacity: back to ${knee} conversations`);
-      await tick(10_000);
+      await tick(5000);
       unopened = 0;
       recovery = await measure(10_000);
     }
@@ -490,15 +560,19 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
           overload: {
             conversations: overload.conversations,
             sent: overload.sent,
+            // Within a minute of the step's end; later, while the node caught up; never.
             answered: overload.answered,
+            late,
+            lost,
             refused: overload.refused,
-            // Acknowledged as stored, and no answer within a minute.
-            lost: overload.unanswered,
             other_errors: overload.errors - overload.refused - overload.unanswered,
             p50_ms: overload.p50_ms,
             p99_ms: overload.p99_ms,
+            answers_per_second: overload.answers_per_second,
           },
-          recovered: recovery.errors === 0 && recovery.p99_ms < options.p99LimitMs,
+          // From the load's fall back to the capacity until no answer was more than a moment late (null: not within the limit).
+          caught_up_seconds: catchUpSeconds,
+          recovered: catchUpSeconds !== null && recovery.errors === 0 && recovery.p99_ms < options.p99LimitMs,
           recovery,
         }
       : {}),

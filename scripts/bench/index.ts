@@ -79,32 +79,48 @@ interface Shared {
   receiver: { url: string };
 }
 
-const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
+/**
+ * Each benchmark gets the shared servers through `shared()`, which starts them at its first
+ * call: a run of benchmarks that start their own (capacity, pipeline, delivery) measures them
+ * without an idle Palaver beside them, whose worker polls and whose sweeps run.
+ */
+const benchmarks: Record<string, (shared: () => Promise<Shared>) => Promise<Metric>> = {
   widget_size: () => benchWidgetSize(),
-  ingest_rest: ({ palaver, baselineUrl }) =>
-    benchIngestRest(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') }),
-  ingest_socket: ({ palaver, baselineUrl }) =>
-    benchIngestSocket(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') }),
+  ingest_rest: async (shared) => {
+    const { palaver, baselineUrl } = await shared();
+    return benchIngestRest(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') });
+  },
+  ingest_socket: async (shared) => {
+    const { palaver, baselineUrl } = await shared();
+    return benchIngestSocket(palaver, baselineUrl, { messages: number('messages'), concurrency: number('concurrency') });
+  },
   delivery: () => benchDelivery({ deliveries: number('deliveries'), concurrency: 64, users: 1000 }),
-  fanout: ({ palaver, baselineUrl }) =>
-    benchFanout(palaver, baselineUrl, {
+  fanout: async (shared) => {
+    const { palaver, baselineUrl } = await shared();
+    return benchFanout(palaver, baselineUrl, {
       sockets: number('sockets'),
       messages: number('fanout-messages'),
       senders: number('fanout-senders'),
-    }),
-  inbox: ({ palaver, databaseUrl }) =>
-    benchInbox(palaver, databaseUrl, {
+    });
+  },
+  inbox: async (shared) => {
+    const { palaver, databaseUrl } = await shared();
+    return benchInbox(palaver, databaseUrl, {
       conversations: number('inbox-conversations'),
       pages: number('inbox-pages'),
       answers: number('inbox-answers'),
-    }),
+    });
+  },
   pipeline: () =>
     benchPipeline({
       customers: number('pipeline-customers'),
       roundTrips: number('pipeline-round-trips'),
       modes: (values['pipeline-modes'] === 'both' ? ['postgresql', 'embedded'] : [values['pipeline-modes']]) as PipelineMode[],
     }),
-  e2e_latency: ({ palaver, receiver }) => benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') }),
+  e2e_latency: async (shared) => {
+    const { palaver, receiver } = await shared();
+    return benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') });
+  },
   capacity: async () => {
     const steps = (values.full ? '500,1000,2000,3000,4000,5000,6000,8000' : String(values['capacity-steps'])).split(',').map(Number);
     const options = {
@@ -227,7 +243,8 @@ const benchmarks: Record<string, (shared: Shared) => Promise<Metric>> = {
   },
   // Processes of their own, each with its inspector: no garbage from the other benchmarks in
   // the heap figures, which are read after a full collection.
-  connections: async ({ databaseUrl, receiver }) => {
+  connections: async (shared) => {
+    const { databaseUrl, receiver } = await shared();
     const [palaverInspect, baselineInspect] = [await freePort(), await freePort()];
     const fresh = await startPalaver(databaseUrl, `${receiver.url}/hook`, { inspectPort: palaverInspect });
     const bare = await startHelper('scripts/bench/baseline-server.ts', [databaseUrl], [`--inspect=127.0.0.1:${baselineInspect}`]);
@@ -252,15 +269,29 @@ process.stderr.write(
   `Palaver benchmarks on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}\n`,
 );
 
-// The Service's webhook endpoint, in a process of its own (as a Service is): the load
-// generator's process does not receive the webhooks its messages cause.
-const receiverProcess = await startHelper('scripts/bench/receiver.ts');
-const receiver = { url: `http://127.0.0.1:${receiverProcess.port}` };
-
-const database = await freshDatabase('main');
-const baseline = await startHelper('scripts/bench/baseline-server.ts', [database.url]);
-const palaver = await startPalaver(database.url, `${receiver.url}/hook`);
-const shared: Shared = { palaver, databaseUrl: database.url, baselineUrl: `http://127.0.0.1:${baseline.port}`, receiver };
+/** The shared servers, once started, and how to stop them. */
+let started: { shared: Shared; stop: () => Promise<void> } | undefined;
+const shared = async (): Promise<Shared> => {
+  if (!started) {
+    // The Service's webhook endpoint, in a process of its own (as a Service is): the load
+    // generator's process does not receive the webhooks its messages cause.
+    const receiverProcess = await startHelper('scripts/bench/receiver.ts');
+    const receiver = { url: `http://127.0.0.1:${receiverProcess.port}` };
+    const database = await freshDatabase('main');
+    const baseline = await startHelper('scripts/bench/baseline-server.ts', [database.url]);
+    const palaver = await startPalaver(database.url, `${receiver.url}/hook`);
+    started = {
+      shared: { palaver, databaseUrl: database.url, baselineUrl: `http://127.0.0.1:${baseline.port}`, receiver },
+      stop: async () => {
+        await palaver.stop();
+        baseline.stop();
+        receiverProcess.stop();
+        await database.drop();
+      },
+    };
+  }
+  return started.shared;
+};
 const results: Record<string, Metric> = {};
 try {
   for (const name of selected) {
@@ -268,13 +299,10 @@ try {
     const run = benchmarks[name];
     if (run) results[name] = await run(shared);
     // The next benchmark starts on a quiet server: webhooks queued by this one are sent first.
-    await drained(palaver.url);
+    if (started) await drained(started.shared.palaver.url);
   }
 } finally {
-  await palaver.stop();
-  baseline.stop();
-  receiverProcess.stop();
-  await database.drop();
+  await started?.stop();
 }
 
 const cell = (m: Metric, key: 'value' | 'baseline') => (m[key] === undefined ? '' : `${m[key]} ${m.unit}`);
