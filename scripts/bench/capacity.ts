@@ -258,9 +258,9 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       () => {
         c.seq += 1;
         const text = `c${index}.${c.seq}`;
-        outstanding.set(text, now());
+        const at = now();
+        outstanding.set(text, at);
         if (measuring) {
-          const at = now();
           pending.set(text, at);
           timeline.set(text, [at, NaN, NaN]);
           sent += 1;
