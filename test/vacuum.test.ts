@@ -105,6 +105,13 @@ describe('tables vacuumed by Palaver where the database does not', function () {
     // (skip_locked): either way it is swept, once that vacuum has ended and reported.
     await vacuumDueTables(em);
     await until(em, 'vacuum_probe_direct', (s) => s.last_vacuum !== null, 'the vacuums');
+    // A vacuum removes only the row versions no open snapshot can still see. On a shared
+    // PostgreSQL server another session's snapshot (an autovacuum's ANALYZE, a test beside this
+    // one) may predate the churn; the table then stays due, and a later pass removes them.
+    for (let passes = 1; Number((await stats(em, 'vacuum_probe_direct')).n_dead_tup) > 0 && passes < 20; passes += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await vacuumDueTables(em);
+    }
     const churned = await stats(em, 'vacuum_probe_direct');
     expect(Number(churned.n_dead_tup)).to.equal(0);
     expect(churned.last_vacuum).to.not.equal(null);

@@ -10,7 +10,7 @@ import { benchIngestRest, benchIngestSocket } from './ingest.ts';
 import { benchInbox } from './inbox.ts';
 import { benchLatency } from './latency.ts';
 import { drained, startPalaver, type BenchPalaver } from './palaver.ts';
-import { freePort, freshDatabase, ratio, settle, startHelper, writeResults, type Metric } from './support.ts';
+import { freePort, freshDatabase, ratio, serviceNodeArgs, settle, startHelper, writeResults, type Metric } from './support.ts';
 import { benchWidgetSize } from './widget-size.ts';
 import { benchCapacity, type Growth as CapacityGrowth } from './capacity.ts';
 import { benchNodes } from './nodes.ts';
@@ -130,7 +130,7 @@ const benchmarks: Record<string, (shared: () => Promise<Shared>) => Promise<Metr
       overload: !values['no-overload'],
       snapshotDir: process.env.BENCH_HEAP_SNAPSHOTS,
     };
-    const service = await startHelper('scripts/bench/capacity-service.ts');
+    const service = await startHelper('scripts/bench/capacity-service.ts', [], serviceNodeArgs());
     const serviceUrl = `http://127.0.0.1:${service.port}`;
     const run = async (mode: 'postgresql' | 'embedded') => {
       const database = mode === 'postgresql' ? await freshDatabase('capacity') : undefined;

@@ -19,7 +19,7 @@ import { connectOne, register, serviceFailures } from './capacity.ts';
 import { postgresCommitsCeiling, redisOpsCeiling, type Ceiling } from './ceilings.ts';
 import { percentile } from './load.ts';
 import { drained, metricsOf, startNode, startPalaver, type BenchNode, type BenchPalaver } from './palaver.ts';
-import { freePort, freshDatabase, progress, startHelper, type Metric } from './support.ts';
+import { freePort, freshDatabase, progress, serviceNodeArgs, startHelper, type Metric } from './support.ts';
 import { UsageMeter, usageBetween, type UsageDelta } from './usage.ts';
 
 export interface NodesOptions {
@@ -401,7 +401,7 @@ export async function benchNodes(options: NodesOptions): Promise<Metric> {
   let service: Awaited<ReturnType<typeof startHelper>> | undefined;
   let ceilingDatabase: Awaited<ReturnType<typeof freshDatabase>> | undefined;
   try {
-    service = await startHelper('scripts/bench/capacity-service.ts');
+    service = await startHelper('scripts/bench/capacity-service.ts', [], serviceNodeArgs());
     ceilingDatabase = await freshDatabase('ceilings');
     progress('nodes: ceilings (pgbench one-row commits, 16 clients, 10 s; redis-benchmark PUBLISH, 16 clients)');
     const commits = await postgresCommitsCeiling(ceilingDatabase.url, 16, 10);

@@ -14,7 +14,7 @@ import { io, type Socket } from 'socket.io-client';
 import { runLoad, type LoadResult } from './load.ts';
 import { drained, startPalaver } from './palaver.ts';
 import { startReference } from './reference.ts';
-import { freshDatabase, progress, ratio, startHelper, type Metric } from './support.ts';
+import { freshDatabase, progress, ratio, serviceNodeArgs, startHelper, type Metric } from './support.ts';
 
 export type PipelineMode = 'postgresql' | 'embedded';
 
@@ -204,9 +204,9 @@ async function configure(serviceUrl: string, url: string, apiKey: string): Promi
 async function pipelineIn(mode: PipelineMode, options: PipelineOptions): Promise<Metric> {
   const cleanups: Array<() => unknown> = [];
   try {
-    const palaverService = await startHelper('scripts/bench/capacity-service.ts');
+    const palaverService = await startHelper('scripts/bench/capacity-service.ts', [], serviceNodeArgs());
     cleanups.push(() => palaverService.stop());
-    const referenceService = await startHelper('scripts/bench/capacity-service.ts');
+    const referenceService = await startHelper('scripts/bench/capacity-service.ts', [], serviceNodeArgs());
     cleanups.push(() => referenceService.stop());
 
     let palaverDatabase: string | undefined;

@@ -43,6 +43,15 @@ export async function freshDatabase(label: string): Promise<{ url: string; drop(
   return { url: url.toString(), drop: () => admin(`drop database if exists "${name}" with (force)`) };
 }
 
+/**
+ * Node's flags for the Service the capacity, pipeline and nodes benchmarks answer with
+ * (capacity-service.ts): `BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof"` profiles it,
+ * to tell whether the bench's own Service, sharing the cores, is what holds the answers back.
+ */
+export function serviceNodeArgs(): string[] {
+  return process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+}
+
 /** Starts a TypeScript helper process that prints one line (its port) when ready. */
 export function startHelper(
   script: string,

@@ -49,6 +49,8 @@ export function clientMessageWriter(
   return new GroupCommit({
     ...rest,
     name: 'client',
+    // New messages: answers and delivery outcomes of what was accepted go first (db/tx/turns.ts).
+    turn: 'new',
     write: writeClientMessages,
     ...(oneSession ? { atOnce: (batch: readonly ClientMessage[]) => atOnce.writer(batch) } : {}),
   });

@@ -11,6 +11,7 @@ import type { Logger } from '../../logger.ts';
 import { heldTransaction } from './held.ts';
 import { outletsOf } from './outlets.ts';
 import type { Committed, Transaction } from './transaction.ts';
+import type { TurnKind } from './turns.ts';
 
 /** What became of one item of a batch: written, or refused (that caller's error alone). */
 export type Written<R> = { ok: true; value: R } | { ok: false; error: unknown };
@@ -26,6 +27,11 @@ export interface GroupCommitOptions<I, R> {
   oneStatementBatches?: Counter<'writer' | 'written'>;
   /** The most items one transaction takes; more wait for the next. */
   maxBatch?: number;
+  /**
+   * What its batches write: work already accepted (the default), or new customer messages, which
+   * let the others go first when they wait for the database together (turns.ts).
+   */
+  turn?: TurnKind;
   /**
    * Writes a batch inside the transaction and says, in order, what became of each item. A
    * throw rolls the whole batch back; its items are then written one transaction each. The
@@ -100,12 +106,12 @@ export class GroupCommit<I, R> {
     let written: { result: Array<Written<R>>; committed: Committed };
     try {
       const work = this.options.atOnce?.(items);
-      const atOnce = work ? await heldTransaction(em, work) : null;
+      const atOnce = work ? await heldTransaction(em, work, this.options.turn) : null;
       if (atOnce) this.options.oneStatementBatches?.inc({ writer: this.options.name, written: String(atOnce.result !== 'check failed') });
       written =
         atOnce && atOnce.result !== 'check failed'
           ? { result: atOnce.result, committed: atOnce.committed }
-          : await heldTransaction(em, (tx) => this.options.write(tx, items));
+          : await heldTransaction(em, (tx) => this.options.write(tx, items), this.options.turn);
     } catch (err) {
       if (batch.length === 1) return batch[0]?.reject(err);
       // Nothing of the batch was written. Each item alone, so one that cannot be written

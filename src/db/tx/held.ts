@@ -13,6 +13,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { send, type Connection, type Pool } from './connection.ts';
 import { outletsOf } from './outlets.ts';
 import { Transaction, type Committed } from './transaction.ts';
+import { turnsOf, type TurnKind } from './turns.ts';
 
 /**
  * The ORM refuses to work in a held transaction: its reads and writes would run on another
@@ -40,11 +41,25 @@ const NO_ORM = new Proxy(
  */
 const BEGIN = 'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan;';
 
-/** Runs `work` in a transaction on a held connection; resolves once it committed, with what it hands on. */
+/**
+ * Runs `work` in a transaction on a held connection; resolves once it committed, with what it
+ * hands on. `kind` says whether it writes work already accepted or new customer messages: the
+ * first go first when they wait for a connection together (turns.ts).
+ */
 export async function heldTransaction<T>(
   em: EntityManager,
   work: (tx: Transaction) => Promise<T>,
+  kind: TurnKind = 'accepted',
 ): Promise<{ result: T; committed: Committed }> {
+  const giveBack = await turnsOf(em).take(kind);
+  try {
+    return await onHeldConnection(em, work);
+  } finally {
+    giveBack();
+  }
+}
+
+async function onHeldConnection<T>(em: EntityManager, work: (tx: Transaction) => Promise<T>): Promise<{ result: T; committed: Committed }> {
   const pool = em.getConnection().getKnex().client as unknown as Pool;
   const connection: Connection = await pool.acquireConnection();
   const orm = em.fork({ clear: true });
