@@ -103,6 +103,12 @@ interface StepResult {
   /** Over the measured window, read every half second: the mean and the highest. */
   server_rss_mean_bytes: number;
   server_rss_peak_bytes: number;
+  /**
+   * Of the RSS as the step ends, what the process's WebAssembly memories hold: the embedded
+   * database's (PGlite's), in the node's process; 0 on PostgreSQL. Its buffers (shared_buffers,
+   * 128 MB) fill as the data grows, whatever the conversations, and it never gives memory back.
+   */
+  server_wasm_rss_bytes: number;
   /** Webhooks due and not yet sent as the step ends: the Service's answers wait behind them (Palaver's outbox). */
   outbox_pending?: number;
   /** The server's live heap after a full GC, at the end of the step (with the inspector). */
@@ -133,6 +139,8 @@ export interface Growth {
   rss_bytes: number;
   rss_mean_bytes: number;
   rss_peak_bytes: number;
+  /** Of rss_bytes, the WebAssembly memories' (the embedded database's) growth. */
+  wasm_rss_bytes: number;
   heap_bytes?: number;
   rss_after_gc_bytes?: number;
 }
@@ -149,6 +157,34 @@ export function cpuSeconds(pid: number): number {
 function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match?.[1] ? Number(match[1]) * 1024 : 0;
+}
+
+/**
+ * The resident bytes of a process's WebAssembly memories, from /proc/PID/smaps. V8 reserves each
+ * memory whole with its guard region (8 or 10 GiB of address space, never touched) and opens its
+ * current size for reading and writing: a read-write anonymous mapping directly followed by an
+ * inaccessible one, together 8 GiB or more. Nothing else in a node process has that shape.
+ */
+export function wasmRssBytes(pid: number): number {
+  const mappings: Array<{ start: bigint; end: bigint; perms: string; anonymous: boolean; rssKb: number }> = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ (\d+)\s*(\S*)$/.exec(line);
+    if (head) {
+      const anonymous = head[4] === '0' && head[5] === '';
+      mappings.push({ start: BigInt(`0x${head[1]}`), end: BigInt(`0x${head[2]}`), perms: head[3] ?? '', anonymous, rssKb: 0 });
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    const last = mappings.at(-1);
+    if (rss && last) last.rssKb = Number(rss[1]);
+  }
+  let total = 0;
+  mappings.forEach((open, i) => {
+    const guard = mappings[i + 1];
+    if (!guard || !open.anonymous || !guard.anonymous || open.perms !== 'rw-p' || guard.perms !== '---p') return;
+    if (open.end === guard.start && guard.end - open.start >= 8n << 30n) total += open.rssKb * 1024;
+  });
+  return total;
 }
 
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
@@ -419,6 +455,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       server_cpu_percent: Math.round(cpu * 100),
       server_rss_mb: 0,
       server_rss_bytes: rssBytes(pid),
+      server_wasm_rss_bytes: wasmRssBytes(pid),
       server_rss_mean_bytes: Math.round(rssSamples.reduce((sum, b) => sum + b, 0) / Math.max(rssSamples.length, 1)),
       server_rss_peak_bytes: Math.max(0, ...rssSamples),
       ...(outboxPending === undefined ? {} : { outbox_pending: outboxPending }),
@@ -459,7 +496,9 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
         `, ${step.errors} errors in all, ` +
         `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, ${step.answers_per_second} answers a second, server CPU ${step.server_cpu_percent}%, ` +
         (step.outbox_pending === undefined ? '' : `outbox ${step.outbox_pending}, `) +
-        `RSS ${step.server_rss_mb} MB (window: mean ${mb(step.server_rss_mean_bytes)}, peak ${mb(step.server_rss_peak_bytes)})` +
+        `RSS ${step.server_rss_mb} MB (window: mean ${mb(step.server_rss_mean_bytes)}, peak ${mb(step.server_rss_peak_bytes)}` +
+        (step.server_wasm_rss_bytes > 0 ? `; the embedded database's WebAssembly memory ${mb(step.server_wasm_rss_bytes)} MB` : '') +
+        ')' +
         (step.service_cpu_percent === undefined ? '' : `, Service CPU ${step.service_cpu_percent}%`) +
         `, loader delay p99 ${step.loader_delay_ms?.p99} ms max ${step.loader_delay_ms?.max} ms` +
         (step.stages ? `\n      stages: ${JSON.stringify(step.stages)}` : '') +
@@ -546,6 +585,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       rss_bytes: Math.round((step.server_rss_bytes - prev.server_rss_bytes) / added),
       rss_mean_bytes: Math.round((step.server_rss_mean_bytes - prev.server_rss_mean_bytes) / added),
       rss_peak_bytes: Math.round((step.server_rss_peak_bytes - prev.server_rss_peak_bytes) / added),
+      wasm_rss_bytes: Math.round((step.server_wasm_rss_bytes - prev.server_wasm_rss_bytes) / added),
       ...heap,
       ...afterGc,
     };

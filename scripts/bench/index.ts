@@ -236,6 +236,8 @@ const benchmarks: Record<string, (shared: () => Promise<Shared>) => Promise<Metr
       unit: `bytes RSS per busy conversation (${first.from} → ${first.to}, mean over each step)`,
       rss_end_bytes: first.rss_bytes,
       rss_peak_bytes: first.rss_peak_bytes,
+      // Embedded: the database's WebAssembly memory, within rss_end_bytes (its buffers fill with the data).
+      wasm_rss_bytes: first.wasm_rss_bytes,
       heap_bytes: first.heap_bytes,
       rss_after_gc_bytes: first.rss_after_gc_bytes,
       later: more,

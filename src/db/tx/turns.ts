@@ -1,12 +1,12 @@
 // Who takes the database next when the group-committed writers (group-commit.ts) wait for it:
 // work the node has already accepted (agents' answers, delivery outcomes) before new customer
-// messages. Past an embedded node's throughput its one connection went round the three writers
-// in turn, so an answer waited for a customers' batch and a delivery batch at every write: the
-// answers' path (the Service's connections times that wait) fell behind while new messages kept
-// being acknowledged, and the queue grew where the node cannot see it, in the Service
-// (docs/performance.md, Overload). With answers first, the new messages are what wait: their
-// writes in flight rise to the admission's bound (http/admission.ts), and past it new messages
-// are refused with server_busy, explicitly, while the answers to what was accepted keep coming.
+// messages. In turn, past an embedded node's throughput, its one connection would go round the
+// three writers, and every answers' batch would wait for a customers' batch and an outcomes'
+// batch: the answers' path (the Service's connections times that wait) falls behind while new
+// messages are still acknowledged, and the queue grows where the node cannot see it, in the
+// Service (docs/performance.md, Overload). With answers first, the new messages are what wait:
+// their writes in flight rise to the admission's bound (http/admission.ts), and past it new
+// messages are refused with server_busy, explicitly, while the answers keep coming.
 //
 // A turn is a place among the pool's connections (its `max`): one on the embedded database. On a
 // PostgreSQL server the pool's ten connections outnumber the writers (each writes one batch at a
