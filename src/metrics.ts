@@ -1,6 +1,7 @@
 // Prometheus metrics. Each server has its own registry, so several servers in one process
 // (the tests do that) never mix their figures.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EmbeddedDatabase } from './db/embedded.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -28,11 +29,14 @@ export interface Metrics {
   databaseWait: { read: () => number };
 }
 
+/** What the embedded database's thread reports (db/embedded.ts): its busy time and its V8 heap. */
+export type EmbeddedReadings = Pick<EmbeddedDatabase, 'busySeconds' | 'heapBytes'>;
+
 /**
  * `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all
- * nodes; `embeddedBusySeconds` (the embedded database's, db/embedded.ts) too, when there is one.
+ * nodes; `embedded` (the embedded database's readings) too, when there is one.
  */
-export function createMetrics(pendingDeliveries: () => Promise<number>, embeddedBusySeconds: (() => number) | null = null): Metrics {
+export function createMetrics(pendingDeliveries: () => Promise<number>, embedded: EmbeddedReadings | null = null): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'palaver_' });
   const httpDuration = new Histogram({
@@ -135,13 +139,26 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
   // to waits on this thread between statements; about 0.5 at the embedded node's capacity on the
   // benchmark machine), and the database wait then rises: PostgreSQL is the way on
   // (docs/operations.md). Absent on PostgreSQL.
-  if (embeddedBusySeconds) {
+  if (embedded) {
     totalCounter(
       registry,
       'palaver_embedded_database_busy_seconds_total',
       "Time the embedded database's thread spent executing statements",
-      embeddedBusySeconds,
+      embedded.busySeconds,
     );
+    // That thread's own V8 heap: process.memoryUsage() and the default heap metrics read the
+    // main thread's alone, while the process's RSS holds both (and PGlite's WebAssembly memory).
+    new Gauge({
+      name: 'palaver_embedded_database_heap_bytes',
+      help: "The embedded database thread's V8 heap, by state: used (live and garbage not yet collected) or committed (held from the system)",
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        const { used, committed } = embedded.heapBytes();
+        this.set({ state: 'used' }, used);
+        this.set({ state: 'committed' }, committed);
+      },
+    });
   }
   const clientWritesInFlight = { read: () => 0 };
   new Gauge({

@@ -134,7 +134,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     await migrate(db, logger);
     const demo = await bootstrap(db.orm.em.fork(), config, logger);
     redis = config.redisUrl ? createRedis(config.redisUrl, logger) : undefined;
-    const metrics = createMetrics(() => countPending(db.orm.em.fork()), db.embeddedBusySeconds);
+    const metrics = createMetrics(() => countPending(db.orm.em.fork()), db.embeddedReadings);
     // A rate-limit call answered from memory because Redis failed: counted, and warned of once a minute.
     let fallbackWarnedAt = 0;
     const redisFallback = (limiter: string) => {

@@ -60,6 +60,21 @@ describe('HTTP basics', () => {
     expect(Number(await busy())).to.be.at.least(before + 0.05);
   });
 
+  it('reports the embedded database thread’s own heap, used and committed; no such gauge on PostgreSQL', async () => {
+    const text = (await api().get('/metrics')).text;
+    const heap = (state: string) => new RegExp(`^palaver_embedded_database_heap_bytes\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1];
+    if (mode === 'postgresql') {
+      expect(heap('used')).to.equal(undefined);
+      return;
+    }
+    // PGlite's JavaScript lives on that thread: megabytes, not the main thread's figure.
+    const [used, committed] = [Number(heap('used')), Number(heap('committed'))];
+    expect(used).to.be.greaterThan(1_000_000);
+    expect(committed).to.be.at.least(used);
+    const main = Number(/^palaver_nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1]);
+    expect(used).to.not.equal(main);
+  });
+
   it('echoes a sane x-request-id and makes one up otherwise', async () => {
     const mine = await api().get('/healthz', { headers: { 'x-request-id': 'abc-123' } });
     expect(mine.headers.get('x-request-id')).to.equal('abc-123');

@@ -71,6 +71,8 @@ export interface ServerCounters {
   loop_busy: number;
   /** On the embedded database: the share of the step its thread spent executing statements. */
   database_busy?: number;
+  /** On the embedded database: its thread's V8 heap as the step ends, MB committed (held from the system) and used. */
+  database_heap_mb?: { committed: number; used: number };
 }
 
 export interface CounterSnapshot {
@@ -109,6 +111,14 @@ export function counterDelta(before: CounterSnapshot, after: CounterSnapshot, se
     loop_busy: Math.round((delta('palaver_event_loop_busy_seconds_total') / seconds) * 100) / 100,
     ...(after.values.has('palaver_embedded_database_busy_seconds_total')
       ? { database_busy: Math.round((delta('palaver_embedded_database_busy_seconds_total') / seconds) * 100) / 100 }
+      : {}),
+    ...(after.values.has('palaver_embedded_database_heap_bytes{state="committed"}')
+      ? {
+          database_heap_mb: {
+            committed: Math.round((after.values.get('palaver_embedded_database_heap_bytes{state="committed"}') ?? 0) / 2 ** 20),
+            used: Math.round((after.values.get('palaver_embedded_database_heap_bytes{state="used"}') ?? 0) / 2 ** 20),
+          },
+        }
       : {}),
   };
 }

@@ -1,5 +1,6 @@
 // Runs inside a worker thread: PGlite (PostgreSQL compiled to WebAssembly) serving the
 // PostgreSQL wire protocol on loopback, so the main event loop never runs database work.
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { serveWire } from './embedded-wire.ts';
@@ -8,13 +9,26 @@ export interface WorkerInput {
   directory: string;
   /** One BigInt64 slot: nanoseconds PGlite has spent executing, read by the main thread's metrics. */
   busy: SharedArrayBuffer;
+  /** Two BigInt64 slots: this thread's V8 heap, used and committed bytes, written every second. */
+  heap: SharedArrayBuffer;
 }
 export type WorkerReply = { type: 'ready'; port: number } | { type: 'error'; message: string };
 export type WorkerCommand = { type: 'stop' };
 
 const port = parentPort;
 if (!port) throw new Error('embedded-worker must run in a worker thread');
-const { directory, busy } = workerData as WorkerInput;
+const { directory, busy, heap } = workerData as WorkerInput;
+
+// This thread's own heap (PGlite's JavaScript, the wire's buffers), which the main thread's
+// process.memoryUsage() and inspector do not show: for palaver_embedded_database_heap_bytes.
+const heapSlots = new BigInt64Array(heap);
+const readHeap = () => {
+  const stats = getHeapStatistics();
+  Atomics.store(heapSlots, 0, BigInt(stats.used_heap_size));
+  Atomics.store(heapSlots, 1, BigInt(stats.total_physical_size));
+};
+readHeap();
+setInterval(readHeap, 1000).unref();
 
 try {
   const db = await PGlite.create(directory);

@@ -9,6 +9,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** Seconds PGlite's thread has spent executing statements since the start (its one session's busy time). */
   busySeconds: () => number;
+  /** The database thread's V8 heap (PGlite's JavaScript and buffers, not its WebAssembly memory), as it last read it. */
+  heapBytes: () => { used: number; committed: number };
   stop(): Promise<void>;
 }
 
@@ -31,7 +33,9 @@ export async function startEmbeddedDatabase(dataDir: string): Promise<EmbeddedDa
   // Written by the worker after each call into PGlite, read here without a message between threads.
   const busy = new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
   const busyNanoseconds = new BigInt64Array(busy);
-  const worker = spawnWorker({ directory, busy });
+  const heap = new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT);
+  const heapSlots = new BigInt64Array(heap);
+  const worker = spawnWorker({ directory, busy, heap });
 
   let port: number;
   try {
@@ -54,6 +58,7 @@ export async function startEmbeddedDatabase(dataDir: string): Promise<EmbeddedDa
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     busySeconds: () => Number(Atomics.load(busyNanoseconds, 0)) / 1e9,
+    heapBytes: () => ({ used: Number(Atomics.load(heapSlots, 0)), committed: Number(Atomics.load(heapSlots, 1)) }),
     stop() {
       stopping ??= (async () => {
         const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

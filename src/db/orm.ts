@@ -14,8 +14,8 @@ export interface Database {
   url: string;
   /** True when the database is the embedded PGlite (one connection, no parallel sessions). */
   embedded: boolean;
-  /** The embedded database's busy time (EmbeddedDatabase.busySeconds); null on PostgreSQL. */
-  embeddedBusySeconds: (() => number) | null;
+  /** The embedded database thread's readings (its busy time and V8 heap) for the metrics; null on PostgreSQL. */
+  embeddedReadings: Pick<EmbeddedDatabase, 'busySeconds' | 'heapBytes'> | null;
   close(): Promise<void>;
 }
 
@@ -116,7 +116,7 @@ export async function openDatabase(
       orm,
       url,
       embedded: embedded !== undefined,
-      embeddedBusySeconds: embedded ? embedded.busySeconds : null,
+      embeddedReadings: embedded ? { busySeconds: embedded.busySeconds, heapBytes: embedded.heapBytes } : null,
       async close() {
         await orm.close(true);
         await embedded?.stop();
