@@ -116,7 +116,7 @@ export async function openDatabase(
       orm,
       url,
       embedded: embedded !== undefined,
-      embeddedReadings: embedded ? { busySeconds: embedded.busySeconds, heapBytes: embedded.heapBytes } : null,
+      embeddedReadings: embedded ?? null,
       async close() {
         await orm.close(true);
         await embedded?.stop();
