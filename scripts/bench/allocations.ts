@@ -1,14 +1,15 @@
-// `npx tsx scripts/bench/allocations.ts PORT SECONDS [promoted]`: what a process started with
+// `npx tsx scripts/bench/allocations.ts PORT SECONDS [promoted] [worker]`: what a process started with
 // --inspect=127.0.0.1:PORT (the capacity bench's server: its inspector port is on its command
 // line) allocates over SECONDS, garbage included, by the function that allocated it, and by
 // the functions of src/ with what they called. With `promoted`: only what outlived the young
-// generation (see sampleAllocations).
+// generation (see sampleAllocations). With `worker` too: the worker thread's (the embedded database's).
 import { sampleAllocations, type AllocationNode } from './inspector.ts';
 
 const [port, seconds] = process.argv.slice(2, 4).map(Number);
-const promoted = process.argv[4] === 'promoted';
-if (!port || !seconds) throw new Error('usage: allocations.ts PORT SECONDS [promoted]');
-const head = await sampleAllocations(port, seconds, promoted);
+const flags = process.argv.slice(4);
+const promoted = flags.includes('promoted');
+if (!port || !seconds) throw new Error('usage: allocations.ts PORT SECONDS [promoted] [worker]');
+const head = await sampleAllocations(port, seconds, promoted, undefined, flags.includes('worker') ? 'worker' : 'main');
 
 const self = new Map<string, number>();
 const inclusive = new Map<string, number>();

@@ -122,6 +122,8 @@ interface StepResult {
   server_busy_external_mb?: number;
   /** Of that reserve, the young generation's semi-spaces. */
   server_busy_new_space_mb?: number;
+  /** Embedded: the database thread's V8 heap in use at the end of the step, and after a full GC of that thread (MB). */
+  database_heap_mb?: { busy: number; after_gc: number };
   /** Where a round trip's time went (capacity-stages.ts), with the Service's trace. */
   stages?: Stages;
   /** The Service's process's CPU over the step (percent of a core): the Service, not the server, may be short of a core. */
@@ -485,8 +487,24 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       step.server_heap_mb = mb(step.server_heap_bytes);
       step.server_rss_after_gc_bytes = collected.rss;
       step.server_rss_after_gc_mb = mb(collected.rss);
+      if (step.server_wasm_rss_bytes > 0) {
+        const database = await memoryAfterGc(options.inspectPort, false, 'worker');
+        const databaseCollected = await memoryAfterGc(options.inspectPort, true, 'worker');
+        step.database_heap_mb = { busy: mb(database.heap), after_gc: mb(databaseCollected.heap) };
+        // After both threads' collections.
+        step.server_rss_after_gc_bytes = databaseCollected.rss;
+        step.server_rss_after_gc_mb = mb(databaseCollected.rss);
+      }
       if (options.snapshotDir) {
         await heapSnapshot(options.inspectPort, path.join(options.snapshotDir, `capacity-${step.conversations}.heapsnapshot`));
+        // Embedded: the database's thread has a heap of its own (the process's only worker).
+        if (step.server_wasm_rss_bytes > 0) {
+          await heapSnapshot(
+            options.inspectPort,
+            path.join(options.snapshotDir, `capacity-${step.conversations}-database.heapsnapshot`),
+            'worker',
+          );
+        }
       }
     }
     progress(
@@ -507,7 +525,10 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
           ? ''
           : `, heap after GC ${step.server_heap_mb} MB, RSS after GC ${step.server_rss_after_gc_mb} MB ` +
             `(before: reserved ${step.server_busy_heap_total_mb} MB, young generation ${step.server_busy_new_space_mb} MB, ` +
-            `external ${step.server_busy_external_mb} MB)`),
+            `external ${step.server_busy_external_mb} MB)`) +
+        (step.database_heap_mb
+          ? `; the database thread's heap ${step.database_heap_mb.busy} MB, ${step.database_heap_mb.after_gc} MB after its GC`
+          : ''),
     );
     return step;
   };
