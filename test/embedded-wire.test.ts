@@ -1,14 +1,18 @@
 // The embedded database's wire server (src/db/embedded-wire.ts), through pg as the server uses
 // it: a pipelined batch answered statement by statement, a connection that goes away mid-
-// transaction leaving nothing behind for the next, a second connection waiting its turn, and the
-// requests that come before a startup message.
+// transaction leaving nothing behind for the next, a second connection waiting its turn, the
+// requests that come before a startup message, and nothing kept of what it has answered.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { PGlite } from '@electric-sql/pglite';
 import { expect } from 'chai';
 import pg from 'pg';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded.ts';
+import { serveWire } from '../src/db/embedded-wire.ts';
 
 describe('embedded database wire server', function () {
   this.timeout(60_000);
@@ -135,5 +139,37 @@ describe('embedded database wire server', function () {
     const c = await client();
     expect((await c.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
     await c.end();
+  });
+
+  it('keeps nothing of what it has answered, however much went through', async function () {
+    // PGlite's own output handler parses every message it answers and keeps the parsed messages
+    // until its next execProtocol(), which a wire server never calls: its thread's heap grew by
+    // everything ever answered. Served here in this thread, to read the heap after a full GC.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const live = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const pglite = await PGlite.create();
+    const server = await serveWire(pglite);
+    const c = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres' });
+    try {
+      await c.connect();
+      await c.query(`select repeat('x', 1000) as r`);
+      const before = live();
+      // 64 MB of answers.
+      for (let i = 0; i < 64; i += 1) {
+        const { rows } = await c.query<{ r: string }>(`select repeat('x', 1048576) as r`);
+        expect(rows[0]?.r.length).to.equal(1048576);
+      }
+      const grown = live() - before;
+      expect(grown, `the heap grew by ${Math.round(grown / 2 ** 20)} MB`).to.be.below(16 * 2 ** 20);
+    } finally {
+      await c.end().catch(() => undefined);
+      await server.close();
+      await pglite.close();
+    }
   });
 });

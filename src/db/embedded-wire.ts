@@ -3,8 +3,15 @@
 // to PGlite in one call and its whole answer leaves in one write: a pipelined batch of
 // statements (db/pipelined.ts), each a Bind, Execute and Sync, costs one pass through PGlite's
 // loop and one segment each way, where a server that takes one message at a time pays a call,
-// a promise chain and a write per message. PGlite's calls are synchronous, so a batch is
-// answered within the `data` event that completed it and nothing else runs in between.
+// a promise chain and a write per message. PGlite runs a batch synchronously, so nothing else
+// runs in between, and its answer leaves in the same turn of the event loop.
+//
+// The answer is taken as PGlite streams it out (execProtocolRawStream), never through its
+// default output handler (what execProtocolRawSync and execProtocolRaw use): that handler
+// parses every message answered and keeps the parsed messages for an execProtocol() call to
+// collect, which a wire server never makes. The thread's heap then grew by everything ever
+// answered (20-25 KB a conversation in the capacity bench, never given back), and the parse
+// cost the database's thread CPU for nothing.
 import { createServer, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 
@@ -46,15 +53,17 @@ export interface WireOptions {
 }
 
 export async function serveWire(db: PGlite, { host = '127.0.0.1', busy }: WireOptions = {}): Promise<WireServer> {
-  /** PGlite's synchronous call, timed when asked. */
-  const execute = (messages: Uint8Array): Uint8Array => {
-    if (!busy) return db.execProtocolRawSync(messages);
-    const start = process.hrtime.bigint();
-    try {
-      return db.execProtocolRawSync(messages);
-    } finally {
-      Atomics.add(busy, 0, process.hrtime.bigint() - start);
-    }
+  /**
+   * PGlite's answer to `messages`, gathered from the chunks it streams (views of its memory,
+   * copied). It runs synchronously; the promise settles with the answer, or with PGlite's own
+   * failure (a startup it cannot take).
+   */
+  const execute = (messages: Uint8Array): Promise<Buffer> => {
+    const chunks: Buffer[] = [];
+    const start = busy ? process.hrtime.bigint() : 0n;
+    const done = db.execProtocolRawStream(messages, { syncToFs: false, onRawData: (chunk) => chunks.push(Buffer.from(chunk)) });
+    if (busy) Atomics.add(busy, 0, process.hrtime.bigint() - start);
+    return done.then(() => (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
   };
   /** The connection that has the session; others wait their turn (a pool replacing a broken connection may reach us first). */
   let current: Session | null = null;
@@ -77,7 +86,8 @@ export async function serveWire(db: PGlite, { host = '127.0.0.1', busy }: WireOp
       if (current === session) {
         current = null;
         if (closing) return;
-        if (session.started) execute(RESET);
+        // Its answer is nobody's; a failure here shows in the next client's first statement.
+        if (session.started) void execute(RESET).catch(() => undefined);
         next();
       } else {
         // Still waiting, unless next() already dropped it as destroyed.
@@ -112,10 +122,12 @@ class Session {
   started = false;
   private active = false;
   private closed = false;
+  /** What this connection is sent, in order: an answer, then a close that came after it. */
+  private replies: Promise<void> = Promise.resolve();
 
   constructor(
     /** Hands PGlite protocol messages and answers what it answered (serveWire's execute). */
-    private readonly execute: (messages: Uint8Array) => Uint8Array,
+    private readonly execute: (messages: Uint8Array) => Promise<Buffer>,
     readonly socket: Socket,
     onClose: () => void,
   ) {
@@ -177,19 +189,28 @@ class Session {
       this.buffered = this.buffered.subarray(end);
       this.answer(batch);
     }
-    if (terminate) this.socket.end();
+    if (terminate) this.afterReplies(() => this.socket.end());
+  }
+
+  /** Runs `step` once what was sent before it has been sent. */
+  private afterReplies(step: () => void): void {
+    this.replies = this.replies.then(step);
   }
 
   private answer(messages: Uint8Array): void {
-    let answer: Uint8Array;
-    try {
-      answer = this.execute(messages);
-    } catch {
-      // PGlite answers a statement's error in the protocol; what it throws is its own failure
-      // (a startup it cannot take): the client sees its connection end, the worker goes on.
-      this.socket.destroy();
-      return;
-    }
-    if (answer.length > 0 && this.socket.writable) this.socket.write(answer);
+    // PGlite has run the batch by the time execute() returns; only the answer's write waits.
+    const answered = this.execute(messages);
+    this.replies = this.replies
+      .then(() => answered)
+      .then(
+        (answer) => {
+          if (answer.length > 0 && this.socket.writable) this.socket.write(answer);
+        },
+        () => {
+          // PGlite answers a statement's error in the protocol; what it throws is its own failure
+          // (a startup it cannot take): the client sees its connection end, the worker goes on.
+          this.socket.destroy();
+        },
+      );
   }
 }
