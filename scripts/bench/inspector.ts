@@ -1,6 +1,7 @@
 // Memory of a process started with --inspect, read over the inspector protocol right after a
 // full garbage collection: the live heap, without the garbage of the moment (which made
-// readings of the same run differ by a factor of two), and without code in the process.
+// readings of the same run differ by a factor of two), and without code in the process. Each
+// reading can take the main thread or the worker thread (the embedded database's).
 import { createWriteStream } from 'node:fs';
 import WebSocket from 'ws';
 
@@ -67,10 +68,10 @@ async function session(port: number, onEvent: (method: string, params: Record<st
 
 /**
  * The inspector's calls to the process's worker thread (the embedded database's thread: the
- * server starts no other, beside node's own for tsx's module hooks), same shape as session()'s. The inspector reaches a worker through
- * the NodeWorker domain: each call goes wrapped in sendMessageToWorker, each answer and event
- * comes back in receivedMessageFromWorker. A worker has a V8 heap of its own, which readings of
- * the main thread never see.
+ * server starts no other, beside node's own for tsx's module hooks), same shape as session()'s.
+ * The inspector reaches a worker through the NodeWorker domain: each call goes wrapped in
+ * sendMessageToWorker, each answer and event comes back in receivedMessageFromWorker. A worker
+ * has a V8 heap of its own, which readings of the main thread never see.
  */
 async function workerSession(port: number, onEvent: (method: string, params: Record<string, unknown>) => void = () => undefined) {
   let sessionId: string | undefined;
