@@ -49,6 +49,8 @@ export interface CapacityOptions {
   inspectPort?: number;
   /** With the inspector, a heap snapshot of the server at the end of each step goes here. */
   snapshotDir?: string;
+  /** The server runs the embedded database, in a worker thread: with the inspector, its heap is read too. */
+  embedded?: boolean;
   /** No step after one that did not hold (the reference's run: its knee is all it is asked). */
   stopAtKnee?: boolean;
 }
@@ -487,7 +489,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       step.server_heap_mb = mb(step.server_heap_bytes);
       step.server_rss_after_gc_bytes = collected.rss;
       step.server_rss_after_gc_mb = mb(collected.rss);
-      if (step.server_wasm_rss_bytes > 0) {
+      if (options.embedded) {
         const database = await memoryAfterGc(options.inspectPort, false, 'worker');
         const databaseCollected = await memoryAfterGc(options.inspectPort, true, 'worker');
         step.database_heap_mb = { busy: mb(database.heap), after_gc: mb(databaseCollected.heap) };
@@ -498,7 +500,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       if (options.snapshotDir) {
         await heapSnapshot(options.inspectPort, path.join(options.snapshotDir, `capacity-${step.conversations}.heapsnapshot`));
         // Embedded: the database's thread has a heap of its own (the process's only worker).
-        if (step.server_wasm_rss_bytes > 0) {
+        if (options.embedded) {
           await heapSnapshot(
             options.inspectPort,
             path.join(options.snapshotDir, `capacity-${step.conversations}-database.heapsnapshot`),

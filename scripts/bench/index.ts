@@ -144,7 +144,7 @@ const benchmarks: Record<string, (shared: () => Promise<Shared>) => Promise<Metr
           body: JSON.stringify({ palaverUrl: palaver.url, apiKey: palaver.service.apiKey }),
         });
         process.stderr.write(`  (${mode})\n`);
-        return await benchCapacity({ ...palaver, serviceUrl }, { ...options, inspectPort });
+        return await benchCapacity({ ...palaver, serviceUrl }, { ...options, inspectPort, embedded: mode === 'embedded' });
       } finally {
         await palaver.stop();
         await database?.drop();

@@ -91,13 +91,17 @@ async function workerSession(port: number, onEvent: (method: string, params: Rec
       settle(pending, reply);
     }
   });
-  await outer.call('NodeWorker.enable', { waitForDebuggerOnStart: false });
   let timer: NodeJS.Timeout | undefined;
   try {
+    await outer.call('NodeWorker.enable', { waitForDebuggerOnStart: false });
     await Promise.race([
       found,
       new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no worker thread on port ${port}`)), 5000))),
     ]);
+  } catch (err) {
+    // Closed: a node whose inspector still has a client waits for it to leave before it exits.
+    outer.close();
+    throw err;
   } finally {
     clearTimeout(timer);
   }
