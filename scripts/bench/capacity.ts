@@ -107,7 +107,8 @@ interface StepResult {
   server_rss_peak_bytes: number;
   /**
    * Of the RSS as the step ends, what the process's WebAssembly memories hold: the embedded
-   * database's (PGlite's), in the node's process; 0 on PostgreSQL. Its buffers (shared_buffers,
+   * database's (PGlite's), in the node's process; about 1 MB on PostgreSQL (other WebAssembly
+   * the process loads, such as a module lexer). PGlite's buffers (shared_buffers,
    * 128 MB) fill as the data grows, whatever the conversations, and it never gives memory back.
    */
   server_wasm_rss_bytes: number;
@@ -167,7 +168,8 @@ function rssBytes(pid: number): number {
  * The resident bytes of a process's WebAssembly memories, from /proc/PID/smaps. V8 reserves each
  * memory whole with its guard region (8 or 10 GiB of address space, never touched) and opens its
  * current size for reading and writing: a read-write anonymous mapping directly followed by an
- * inaccessible one, together 8 GiB or more. Nothing else in a node process has that shape.
+ * inaccessible one, together 8 GiB or more. Every WebAssembly memory has that shape: PGlite's
+ * is all but about 1 MB of it (what a node on PostgreSQL shows).
  */
 export function wasmRssBytes(pid: number): number {
   const mappings: Array<{ start: bigint; end: bigint; perms: string; anonymous: boolean; rssKb: number }> = [];
