@@ -301,6 +301,10 @@ const schema = z
         maxWritesInFlight: z.coerce.number().int().positive(),
         /** How long work may wait for a database connection (ms) before client writes are refused. */
         maxDatabaseWaitMs: z.coerce.number().int().positive(),
+        /** How long the delivery worker may stay behind (ms), with the event loop full, before client writes are refused. */
+        maxDeliveriesBehindMs: z.coerce.number().int().positive(),
+        /** The event loop's busy share over a second (0 to 1) that counts as full for maxDeliveriesBehindMs. */
+        fullEventLoop: z.coerce.number().positive().max(1),
         /** The wait a refusal asks for (Retry-After, data.retryAfter), in seconds. */
         retryAfterSeconds: z.coerce.number().int().positive(),
       }),

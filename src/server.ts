@@ -2,6 +2,7 @@
 // app, the delivery worker, and a close() that stops accepting, lets in-flight requests and webhook
 // attempts finish and closes the database.
 import { Admission } from './http/admission.ts';
+import { EventLoopBusy } from './http/event-loop-busy.ts';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -162,11 +163,12 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const em = () => db.orm.em.fork({ disableContextResolution: true });
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const poolWaits = PoolWaits.of(db.orm.em);
-    const admission = new Admission(
-      config.client.admission,
-      (reason) => metrics.clientWritesRefused.inc({ reason }),
-      () => poolWaits.waitMs(),
-    );
+    const loopBusy = new EventLoopBusy();
+    const admission = new Admission(config.client.admission, (reason) => metrics.clientWritesRefused.inc({ reason }), {
+      databaseWaitMs: () => poolWaits.waitMs(),
+      deliveriesBehindMs: (): number => worker?.behindMs() ?? 0,
+      eventLoopBusy: () => loopBusy.share(),
+    });
     metrics.clientWritesInFlight.read = () => admission.writesInFlight;
     metrics.databaseWait.read = () => admission.databaseWaitMs;
     const writeLimiter = createLimiter('writes', config.client.rateLimit);
@@ -260,6 +262,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         : undefined;
     await inboundSmtp?.start();
     worker?.start();
+    loopBusy.start();
     const sweeper = new MediaSweeper(
       em,
       deps.media,
@@ -306,6 +309,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await agentMessages.drain();
         // After HTTP, so nothing enqueues behind it; attempts in flight are sent and recorded.
         await worker?.stop();
+        loopBusy.stop();
         await sweeper.stop();
         await auditSweeper.stop();
         await vacuum?.stop();

@@ -79,6 +79,8 @@ export class DeliveryWorker {
    * waits in the table goes out before what comes after it.
    */
   private behind = false;
+  /** Since when (performance.now()) `behind` has held without a break; null while caught up. */
+  private behindSince: number | null = null;
   private nudged = false;
   /** A hand-off of switched-off Services' conversations failed: the loop runs it again. */
   private handOffAgain = false;
@@ -141,9 +143,24 @@ export class DeliveryWorker {
     if (claims.length > 0) this.adopt(claims);
     // Due and unheld (a hand-off refused, a push): claims take over until they catch up.
     if (due) {
-      this.behind = true;
+      this.setBehind(true);
       this.nudge();
     }
+  }
+
+  /**
+   * How long this node has had more deliveries due than it holds, without a break (ms; 0 once a
+   * claim has caught up). With the event loop full, the admission's sign that the node takes
+   * customers' messages faster than it delivers them (http/admission.ts).
+   */
+  behindMs(): number {
+    return this.behindSince === null ? 0 : performance.now() - this.behindSince;
+  }
+
+  private setBehind(behind: boolean): void {
+    this.behind = behind;
+    if (!behind) this.behindSince = null;
+    else this.behindSince ??= performance.now();
   }
 
   /** Claim now rather than at the next poll. */
@@ -274,10 +291,11 @@ export class DeliveryWorker {
     // for a bucket already full (what waits for it is unknown): then more may be due.
     const byBucket = new Map<number, number>();
     for (const delivery of claimed) byBucket.set(delivery.bucket, (byBucket.get(delivery.bucket) ?? 0) + 1);
-    this.behind =
+    this.setBehind(
       claimed.length === total ||
-      [...freeByBucket.values()].some((free) => free <= 0) ||
-      [...byBucket].some(([bucket, n]) => n >= (freeByBucket.get(bucket) ?? 2 * maxPerService));
+        [...freeByBucket.values()].some((free) => free <= 0) ||
+        [...byBucket].some(([bucket, n]) => n >= (freeByBucket.get(bucket) ?? 2 * maxPerService)),
+    );
     this.deps.metrics.deliveriesTaken.inc({ how: 'claim' }, claimed.length);
     const claimedAt = Date.now();
     for (const delivery of claimed) this.waiting.push({ delivery, claimedAt });

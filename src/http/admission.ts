@@ -1,8 +1,15 @@
 // Admission of the Client API's writes on one node: past its capacity a node refuses at once,
 // with a code the client acts on (503 server_busy, Retry-After), instead of queueing writes until
-// every caller times out, or accepting more than it can deliver. Two signs of a full node: too
-// many client writes in progress, and work waiting too long for a database connection
-// (db/pool-waits.ts: the database, not this process, is what is full). What a node has accepted it still commits and acknowledges; what it
+// every caller times out, or accepting more than it can deliver. Three signs of a full node: too
+// many client writes in progress; work waiting too long for a database connection
+// (db/pool-waits.ts: the database, not this process, is what is full); and the node's CPU full
+// while its delivery worker has been behind for a while (its event loop busy nearly all the
+// time, and more deliveries due than the worker holds, without a break: the node takes
+// customers' messages faster than it sends their webhooks, so the outbox, and every answer
+// behind it, would only grow). The event loop alone is no sign: it is as busy while sockets
+// open, with nothing late. The worker alone is none either: a slow Service keeps it behind on
+// that Service's deliveries, and its customers' messages must still be taken (the outbox is
+// their queue). What a node has accepted it still commits and acknowledges; what it
 // refuses it has not written, so a refused write is simply sent again (the widget retries it
 // with the same clientMessageId; Parley clients retry a 5xx).
 import { AppError } from '../errors.ts';
@@ -16,12 +23,26 @@ export interface AdmissionOptions {
   maxWritesInFlight: number;
   /** The database wait (ms, see PoolWaits.waitMs) beyond which client writes are refused. */
   maxDatabaseWaitMs: number;
+  /** How long the delivery worker may stay behind (ms) while the event loop is full before client writes are refused. */
+  maxDeliveriesBehindMs: number;
+  /** The event loop's busy share (0 to 1, over the last second) at which it counts as full. */
+  fullEventLoop: number;
   /** What a refusal tells the client to wait, in seconds. */
   retryAfterSeconds: number;
 }
 
 /** Why a write was refused: the label of palaver_client_writes_refused_total. */
-export type RefusalReason = 'writes_in_flight' | 'database_wait';
+export type RefusalReason = 'writes_in_flight' | 'database_wait' | 'deliveries_behind';
+
+/** What the admission reads of the node, each time a write asks to enter. */
+export interface LoadSigns {
+  /** How long work waits for a database connection now, in ms (PoolWaits). */
+  databaseWaitMs(): number;
+  /** How long the delivery worker has been behind without a break, in ms (0 without a worker). */
+  deliveriesBehindMs(): number;
+  /** The event loop's busy share over the last second (EventLoopBusy). */
+  eventLoopBusy(): number;
+}
 
 export class Admission {
   private inFlight = 0;
@@ -30,8 +51,7 @@ export class Admission {
     private readonly options: AdmissionOptions,
     /** Told of each refusal (the metrics count them). */
     private readonly onRefused: (reason: RefusalReason) => void = () => undefined,
-    /** How long work waits for a database connection now, in ms (PoolWaits). */
-    private readonly databaseWait: () => number = () => 0,
+    private readonly signs: LoadSigns = { databaseWaitMs: () => 0, deliveriesBehindMs: () => 0, eventLoopBusy: () => 0 },
   ) {}
 
   /**
@@ -41,7 +61,10 @@ export class Admission {
    */
   enter(): () => void {
     if (this.inFlight >= this.options.maxWritesInFlight) this.refuse('writes_in_flight');
-    if (this.databaseWait() > this.options.maxDatabaseWaitMs) this.refuse('database_wait');
+    if (this.signs.databaseWaitMs() > this.options.maxDatabaseWaitMs) this.refuse('database_wait');
+    if (this.signs.deliveriesBehindMs() > this.options.maxDeliveriesBehindMs && this.signs.eventLoopBusy() >= this.options.fullEventLoop) {
+      this.refuse('deliveries_behind');
+    }
     this.inFlight += 1;
     let released = false;
     return () => {
@@ -58,7 +81,7 @@ export class Admission {
 
   /** How long work waits for a database connection now, in ms. */
   get databaseWaitMs(): number {
-    return this.databaseWait();
+    return this.signs.databaseWaitMs();
   }
 
   get writesInFlight(): number {
