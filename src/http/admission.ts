@@ -50,8 +50,8 @@ export class Admission {
   constructor(
     private readonly options: AdmissionOptions,
     /** Told of each refusal (the metrics count them). */
-    private readonly onRefused: (reason: RefusalReason) => void = () => undefined,
-    private readonly signs: LoadSigns = { databaseWaitMs: () => 0, deliveriesBehindMs: () => 0, eventLoopBusy: () => 0 },
+    private readonly onRefused: (reason: RefusalReason) => void,
+    private readonly signs: LoadSigns,
   ) {}
 
   /**
