@@ -65,6 +65,8 @@ export interface ServerCounters {
   attempts_in_flight: number;
   /** Messages per group-committed transaction, by writer. */
   batch_mean: Record<string, number>;
+  /** Client writes refused with server_busy, by the admission's sign (http/admission.ts). */
+  refused: Record<string, number>;
   /** The event loop's delay as the step ends (prom-client samples it between scrapes: this step's). */
   loop_delay_ms: { p99: number; max: number };
   /** The share of the step the event loop spent running callbacks (1: the node's thread never idle). */
@@ -104,6 +106,7 @@ export function counterDelta(before: CounterSnapshot, after: CounterSnapshot, se
     attempt_mean_ms: attempts > 0 ? round((sum('palaver_delivery_attempt_duration_seconds') / attempts) * 1000) : 0,
     attempts_in_flight: round(sum('palaver_delivery_attempt_duration_seconds') / seconds),
     batch_mean: Object.fromEntries(Object.entries(batchSums).map(([w, s]) => [w, round(s / (batchCounts[w] || 1))])),
+    refused: byLabel('palaver_client_writes_refused_total', 'reason'),
     loop_delay_ms: {
       p99: round((after.values.get('palaver_nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000),
       max: round((after.values.get('palaver_nodejs_eventloop_lag_max_seconds') ?? 0) * 1000),
