@@ -1,7 +1,7 @@
 // Prometheus metrics. Each server has its own registry, so several servers in one process
 // (the tests do that) never mix their figures.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { EmbeddedDatabase } from './db/embedded.ts';
+import type { EmbeddedReadings } from './db/embedded.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -28,9 +28,6 @@ export interface Metrics {
   /** Reads how long work waits for a database connection now, in ms (set once the pool is watched). */
   databaseWait: { read: () => number };
 }
-
-/** What the embedded database's thread reports (db/embedded.ts): its busy time and its V8 heap. */
-export type EmbeddedReadings = Pick<EmbeddedDatabase, 'busySeconds' | 'heapBytes'>;
 
 /**
  * `pendingDeliveries` is asked at each scrape, so the gauge is the database's figure, shared by all

@@ -14,6 +14,9 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+/** What the embedded database's thread reports, for the metrics: its busy time and its V8 heap. */
+export type EmbeddedReadings = Pick<EmbeddedDatabase, 'busySeconds' | 'heapBytes'>;
+
 /**
  * Under tsx the worker's TypeScript must be loaded through tsx's own loader, which Node 20
  * does not pass on to worker threads; compiled JavaScript is loaded as it is.

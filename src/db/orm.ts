@@ -4,7 +4,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded.ts';
+import { startEmbeddedDatabase, type EmbeddedDatabase, type EmbeddedReadings } from './embedded.ts';
 import { PipelinedDialect } from './pipelined.ts';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
@@ -15,7 +15,7 @@ export interface Database {
   /** True when the database is the embedded PGlite (one connection, no parallel sessions). */
   embedded: boolean;
   /** The embedded database thread's readings (its busy time and V8 heap) for the metrics; null on PostgreSQL. */
-  embeddedReadings: Pick<EmbeddedDatabase, 'busySeconds' | 'heapBytes'> | null;
+  embeddedReadings: EmbeddedReadings | null;
   close(): Promise<void>;
 }
 
