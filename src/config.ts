@@ -303,7 +303,9 @@ const schema = z
         maxDatabaseWaitMs: z.coerce.number().int().positive(),
         /** How long the delivery worker may stay behind (ms), with the event loop full, before client writes are refused. */
         maxDeliveriesBehindMs: z.coerce.number().int().positive(),
-        /** The event loop's busy share over a second (0 to 1) that counts as full for maxDeliveriesBehindMs. */
+        /** How long the Services' answers may wait to be written (ms, mean over a second), with the event loop full, before client writes are refused. */
+        maxAnswerWaitMs: z.coerce.number().int().positive(),
+        /** The event loop's busy share over a second (0 to 1) that counts as full for maxDeliveriesBehindMs and maxAnswerWaitMs. */
         fullEventLoop: z.coerce.number().positive().max(1),
         /** The wait a refusal asks for (Retry-After, data.retryAfter), in seconds. */
         retryAfterSeconds: z.coerce.number().int().positive(),

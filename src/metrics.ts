@@ -27,6 +27,8 @@ export interface Metrics {
   clientWritesInFlight: { read: () => number };
   /** Reads how long work waits for a database connection now, in ms (set once the pool is watched). */
   databaseWait: { read: () => number };
+  /** Reads how long the Services' answers wait to be written now, in ms (set once the agents' writer exists). */
+  answersWait: { read: () => number };
 }
 
 /**
@@ -109,7 +111,7 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
   });
   const clientWritesRefused = new Counter({
     name: 'palaver_client_writes_refused_total',
-    help: 'Client API writes this node refused with 503 server_busy, by reason: too many in progress, or the database connections all busy too long',
+    help: 'Client API writes this node refused with 503 server_busy, by reason: too many in progress, the database connections all busy too long, or the CPU full with webhooks behind or answers waiting',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
@@ -120,6 +122,15 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
     registers: [registry],
     collect() {
       this.set(databaseWait.read() / 1000);
+    },
+  });
+  const answersWait = { read: () => 0 };
+  new Gauge({
+    name: 'palaver_answers_wait_seconds',
+    help: "How long the Services' answers wait to be written on this node now, mean over the last second (the admission's answers_waiting sign)",
+    registers: [registry],
+    collect() {
+      this.set(answersWait.read() / 1000);
     },
   });
   // The share of time the node's one JavaScript thread runs callbacks is this counter's rate: near
@@ -181,6 +192,7 @@ export function createMetrics(pendingDeliveries: () => Promise<number>, embedded
     clientWritesRefused,
     clientWritesInFlight,
     databaseWait,
+    answersWait,
   };
 }
 

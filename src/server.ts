@@ -13,6 +13,7 @@ import { migrate, openDatabase, type Database } from './db/orm.ts';
 import { PoolWaits } from './db/pool-waits.ts';
 import { TableVacuum, vacuumedBy, type VacuumedBy } from './db/vacuum.ts';
 import { outletsOf } from './db/tx/outlets.ts';
+import { WriteWaits } from './db/tx/write-waits.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { buildEnvelope } from './presenters/envelope.ts';
 import type { AppDeps } from './deps.ts';
@@ -164,13 +165,17 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const typing = new TypingTimeouts(config.client.typingTimeoutMs, em, logger);
     const poolWaits = PoolWaits.of(db.orm.em);
     const loopBusy = new EventLoopBusy();
+    // How long the Services' answers wait in the agents' writer: a sign of the admission's.
+    const answerWaits = new WriteWaits();
     const admission = new Admission(config.client.admission, (reason) => metrics.clientWritesRefused.inc({ reason }), {
       databaseWaitMs: () => poolWaits.waitMs(),
       deliveriesBehindMs: (): number => worker?.behindMs() ?? 0,
       eventLoopBusy: () => loopBusy.share(),
+      answersWaitMs: () => answerWaits.waitMs(),
     });
     metrics.clientWritesInFlight.read = () => admission.writesInFlight;
     metrics.databaseWait.read = () => admission.databaseWaitMs;
+    metrics.answersWait.read = () => answerWaits.waitMs();
     const writeLimiter = createLimiter('writes', config.client.rateLimit);
     const addressWriteLimiter = createLimiter('address-writes', config.client.addressRateLimit);
     const messages = clientMessageWriter({
@@ -183,6 +188,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const agentMessages = agentMessageWriter({
       em,
       logger,
+      waits: answerWaits,
       batchSize: metrics.messageBatchSize,
       email: config.email.smtp ? { unseenAfterSeconds: config.email.unseenAfterSeconds } : null,
       oneStatementBatches: metrics.oneStatementBatches,

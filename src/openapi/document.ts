@@ -47,7 +47,7 @@ const ENVELOPE = { 'application/json': { schema: { $ref: '#/components/schemas/E
 
 const SERVER_BUSY = {
   description:
-    'server_busy: the node is full (too many client writes in progress, its database busy, or its CPU full while its webhooks fall behind). Nothing was written or counted; send the same request again after Retry-After seconds (the error data carries retryAfter too).',
+    'server_busy: the node is full (too many client writes in progress, its database busy, or its CPU full while its webhooks fall behind or the answers of its Services wait). Nothing was written or counted; send the same request again after Retry-After seconds (the error data carries retryAfter too).',
   headers: { 'Retry-After': { description: 'Seconds to wait before sending again', schema: { type: 'integer', minimum: 1 } } },
   content: ENVELOPE,
 };

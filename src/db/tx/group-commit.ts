@@ -12,6 +12,7 @@ import { heldTransaction } from './held.ts';
 import { outletsOf } from './outlets.ts';
 import type { Committed, Transaction } from './transaction.ts';
 import type { TurnKind } from './turns.ts';
+import type { WriteWaits } from './write-waits.ts';
 
 /** What became of one item of a batch: written, or refused (that caller's error alone). */
 export type Written<R> = { ok: true; value: R } | { ok: false; error: unknown };
@@ -32,6 +33,8 @@ export interface GroupCommitOptions<I, R> {
    * let the others go first when they wait for the database together (turns.ts).
    */
   turn?: TurnKind;
+  /** Told of each item from send to its answer (the agents' writer: the admission's answers_waiting sign). */
+  waits?: WriteWaits;
   /**
    * Writes a batch inside the transaction and says, in order, what became of each item. A
    * throw rolls the whole batch back; its items are then written one transaction each. The
@@ -75,10 +78,12 @@ export class GroupCommit<I, R> {
 
   /** Resolves once the item is committed; rejects with the caller's error alone. */
   send(item: I): Promise<R> {
-    return new Promise((resolve, reject) => {
+    const ended = this.options.waits?.begin();
+    const written = new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       this.running ??= this.run();
     });
+    return ended ? written.finally(ended) : written;
   }
 
   /** Waits for everything handed in so far (shutdown: before the database closes). */
