@@ -12,7 +12,8 @@
 // Each stage's p50 and p99 over the step, and the mean of each over the slowest 1% of round
 // trips (the tail: which stage makes the p99).
 // And Palaver's own counters over the step from /metrics: how deliveries were taken (hand-off or
-// claim), attempts by outcome, their mean duration and how many were in flight on average, message batch sizes, the event loop's delay.
+// claim), attempts by outcome, their mean duration and how many were in flight on average, message batch sizes,
+// the Services' answers at the node (mean time and in progress), the event loop's delay.
 import { percentile } from './load.ts';
 import { metricsText } from './palaver.ts';
 
@@ -67,6 +68,13 @@ export interface ServerCounters {
   batch_mean: Record<string, number>;
   /** Client writes refused with server_busy, by the admission's sign (http/admission.ts). */
   refused: Record<string, number>;
+  /**
+   * The Services' answers (POST /serviceApi/…/users/:userId/messages) at the node: their mean
+   * time from request to response, and how many were in progress on average. Growing while
+   * the webhooks keep pace, the node's CPU is writing answers behind new customers' messages
+   * (the admission's answers_waiting sign).
+   */
+  answers: { mean_ms: number; in_flight: number };
   /** The event loop's delay as the step ends (prom-client samples it between scrapes: this step's). */
   loop_delay_ms: { p99: number; max: number };
   /** The share of the step the event loop spent running callbacks (1: the node's thread never idle). */
@@ -100,6 +108,13 @@ export function counterDelta(before: CounterSnapshot, after: CounterSnapshot, se
   const batchSums = byLabel('palaver_message_batch_size_sum', 'writer');
   const batchCounts = byLabel('palaver_message_batch_size_count', 'writer');
   const attempts = count('palaver_delivery_attempt_duration_seconds');
+  // Every status of the Service API's message route, by its pattern (the access log's route label).
+  const answerRoute = (part: 'sum' | 'count') =>
+    [...after.values.keys()]
+      .filter((key) => key.startsWith(`palaver_http_request_duration_seconds_${part}{`) && key.includes('method="POST"'))
+      .filter((key) => /route="\/serviceApi\/[^"]*\/users\/:userId\/messages"/.test(key))
+      .reduce((total, key) => total + delta(key), 0);
+  const answerCount = answerRoute('count');
   return {
     taken: byLabel('palaver_deliveries_taken_total', 'how'),
     attempts: byLabel('palaver_delivery_attempts_total', 'outcome'),
@@ -107,6 +122,10 @@ export function counterDelta(before: CounterSnapshot, after: CounterSnapshot, se
     attempts_in_flight: round(sum('palaver_delivery_attempt_duration_seconds') / seconds),
     batch_mean: Object.fromEntries(Object.entries(batchSums).map(([w, s]) => [w, round(s / (batchCounts[w] || 1))])),
     refused: byLabel('palaver_client_writes_refused_total', 'reason'),
+    answers: {
+      mean_ms: answerCount > 0 ? round((answerRoute('sum') / answerCount) * 1000) : 0,
+      in_flight: round(answerRoute('sum') / seconds),
+    },
     loop_delay_ms: {
       p99: round((after.values.get('palaver_nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000),
       max: round((after.values.get('palaver_nodejs_eventloop_lag_max_seconds') ?? 0) * 1000),

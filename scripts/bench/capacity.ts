@@ -43,8 +43,10 @@ export interface CapacityOptions {
   stepSeconds: number;
   /** The p99 a step must stay under to count. */
   p99LimitMs: number;
-  /** After the rising steps: a step at twice the largest held, then one back at it (recovery). */
+  /** After the rising steps: a step at `overloadFactor` times the largest held, then one back at it (recovery). */
   overload: boolean;
+  /** How many times the largest held step the overload opens (2, the target's). */
+  overloadFactor: number;
   /** The server's inspector: the live heap after a full GC is read at the end of each step. */
   inspectPort?: number;
   /** With the inspector, a heap snapshot of the server at the end of each step goes here. */
@@ -84,6 +86,12 @@ interface StepResult {
   errors: number;
   /** Refused explicitly (server_busy); counted in errors. */
   refused: number;
+  /**
+   * The step's new conversations that could not be opened, counted in errors: the device's
+   * registration refused (server_busy after five tries, as the admission refuses writes), or
+   * the socket's handshake.
+   */
+  unopened: { not_registered: number; not_connected: number };
   /** Acknowledged, and no answer came within the wait; counted in errors. */
   unanswered: number;
   /**
@@ -290,8 +298,9 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
   let errors = 0;
   /** Sends refused with server_busy (a widget sends them again after retryAfter). */
   let refused = 0;
-  /** Conversations of the current step that could not be opened (device or socket refused). */
-  let unopened = 0;
+  /** Conversations of the current step that could not be opened: registration, or socket, refused. */
+  const unopened = { not_registered: 0, not_connected: 0 };
+  const unopenedNone = () => Object.assign(unopened, { not_registered: 0, not_connected: 0 });
   let sent = 0;
   let measuring = false;
 
@@ -339,9 +348,10 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       const sockets = await Promise.all(
         batch.map((identification, i) => (registered[i] ? connectOne(palaver.url, identification, addresses[i]) : Promise.resolve(null))),
       );
-      for (const socket of sockets) {
+      for (const [i, socket] of sockets.entries()) {
         if (!socket) {
-          unopened += 1;
+          if (registered[i]) unopened.not_connected += 1;
+          else unopened.not_registered += 1;
           continue;
         }
         const index = conversations.length;
@@ -452,8 +462,9 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       conversations: conversations.length,
       sent,
       answered: sorted.length,
-      errors: errors + unanswered + unopened + refused,
+      errors: errors + unanswered + unopened.not_registered + unopened.not_connected + refused,
       refused,
+      unopened: { ...unopened },
       unanswered,
       p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
       p99_ms: Math.round(percentile(sorted, 99) * 10) / 10,
@@ -514,6 +525,9 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
     progress(
       `  ${step.conversations} conversations: ${step.sent} sent, ${step.answered} answered, ${step.refused} refused, ` +
         `${step.unanswered} unanswered` +
+        (step.unopened.not_registered + step.unopened.not_connected > 0
+          ? `, not opened ${step.unopened.not_registered + step.unopened.not_connected} (registration refused ${step.unopened.not_registered}, socket ${step.unopened.not_connected})`
+          : '') +
         (step.service_failures ? ` (the Service's API call failed for ${step.service_failures}: ${step.service_failure_kinds})` : '') +
         `, ${step.errors} errors in all, ` +
         `p50 ${step.p50_ms} ms, p99 ${step.p99_ms} ms, ${step.answers_per_second} answers a second, server CPU ${step.server_cpu_percent}%, ` +
@@ -547,7 +561,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
   try {
     for (const target of options.steps) {
       progress(`capacity: opening conversations up to ${target}`);
-      unopened = 0;
+      unopenedNone();
       await open(target - conversations.length);
       // Let the new conversations reach their pace before measuring.
       await tick(5000);
@@ -557,13 +571,14 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       if (step.errors > step.sent * 0.05 || step.p99_ms > options.p99LimitMs * 8) break;
       if (options.stopAtKnee && heldSteps([step], options.p99LimitMs).length === 0) break;
     }
-    // Twice the capacity: answers must keep coming (later), refusals be explicit, nothing
+    // Past the capacity (twice it by default): answers must keep coming (later), refusals be explicit, nothing
     // acknowledged go unanswered; then back at the capacity, the node must recover by itself.
     const knee = heldSteps(steps, options.p99LimitMs).at(-1)?.conversations;
     if (options.overload && knee) {
-      progress(`capacity: overload, opening conversations up to ${knee * 2} (twice the ${knee} held)`);
-      unopened = 0;
-      await open(knee * 2 - conversations.length);
+      const load = Math.round(knee * options.overloadFactor);
+      progress(`capacity: overload, opening conversations up to ${load} (${options.overloadFactor} times the ${knee} held)`);
+      unopenedNone();
+      await open(load - conversations.length);
       await tick(5000);
       // Acknowledged answers are waited for up to a minute: late is not lost.
       overload = await measure(60_000);
@@ -582,7 +597,7 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
       );
       close(knee);
       await tick(5000);
-      unopened = 0;
+      unopenedNone();
       recovery = await measure(10_000);
     }
   } finally {
@@ -630,7 +645,9 @@ export async function benchCapacity(palaver: CapacityTarget, options: CapacityOp
             late,
             lost,
             refused: overload.refused,
-            other_errors: overload.errors - overload.refused - overload.unanswered,
+            unopened: overload.unopened,
+            other_errors:
+              overload.errors - overload.refused - overload.unanswered - overload.unopened.not_registered - overload.unopened.not_connected,
             p50_ms: overload.p50_ms,
             p99_ms: overload.p99_ms,
             answers_per_second: overload.answers_per_second,

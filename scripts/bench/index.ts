@@ -54,6 +54,8 @@ const { values } = parseArgs({
     full: { type: 'boolean', default: false },
     // The capacity bench's step at twice the capacity and back (on unless this is given).
     'no-overload': { type: 'boolean', default: false },
+    // How many times the largest held step the overload step opens (2: the target's "twice the capacity").
+    'capacity-overload-factor': { type: 'string', default: '2' },
     // The one-file reference's capacity beside Palaver's, for the ratio (on with --full).
     'capacity-reference': { type: 'boolean', default: false },
     // Palaver's capacity and the reference's measured this many times, which goes first alternating.
@@ -122,12 +124,14 @@ const benchmarks: Record<string, (shared: () => Promise<Shared>) => Promise<Metr
     return benchLatency(palaver, receiver, { rate: number('rate'), messages: number('latency-messages') });
   },
   capacity: async () => {
+    if (!(number('capacity-overload-factor') > 1)) throw new Error('--capacity-overload-factor takes a number above 1');
     const steps = (values.full ? '500,1000,2000,3000,4000,5000,6000,8000' : String(values['capacity-steps'])).split(',').map(Number);
     const options = {
       steps,
       stepSeconds: values.full ? 30 : Number(values['capacity-seconds']),
       p99LimitMs: Number(values['capacity-p99']),
       overload: !values['no-overload'],
+      overloadFactor: number('capacity-overload-factor'),
       snapshotDir: process.env.BENCH_HEAP_SNAPSHOTS,
     };
     const service = await startHelper('scripts/bench/capacity-service.ts', [], serviceNodeArgs());
