@@ -4,13 +4,13 @@
 // answers_waiting) while the answers wait longer than client.admission.maxAnswerWaitMs and its
 // event loop is full. Either alone refuses nothing: slow answers with the loop free (the
 // database's sign, database_wait, is for that), or a busy loop with no answer waiting.
-import { performance } from 'node:perf_hooks';
 import { expect } from 'chai';
 import { Admission, type LoadSigns, type RefusalReason } from '../src/http/admission.ts';
 import { WriteWaits } from '../src/db/tx/write-waits.ts';
 import { AppError } from '../src/errors.ts';
 import { createAccount } from '../src/tenancy/accounts.ts';
 import { createService } from '../src/tenancy/services.ts';
+import { fillEventLoop } from './support/busy-loop.ts';
 import { client } from './support/http.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { WidgetSocket } from './support/sockets.ts';
@@ -101,7 +101,7 @@ describe('admission: answers waiting while the event loop is full, on a node', f
   this.timeout(60_000);
   let server: TestServer;
   let socket: WidgetSocket | undefined;
-  let busy: NodeJS.Timeout | undefined;
+  let stopBusy: (() => void) | undefined;
 
   before(async () => {
     server = await startTestServer({
@@ -110,7 +110,7 @@ describe('admission: answers waiting while the event loop is full, on a node', f
   });
 
   after(async () => {
-    clearInterval(busy);
+    stopBusy?.();
     socket?.socket.disconnect();
     await server.stop();
   });
@@ -145,10 +145,7 @@ describe('admission: answers waiting while the event loop is full, on a node', f
     expect(await refusals()).to.equal(0);
 
     // The loop full (this process runs the server): each answer waits behind it, and customers are refused.
-    busy = setInterval(() => {
-      const end = performance.now() + 45;
-      while (performance.now() < end);
-    }, 1);
+    stopBusy = fillEventLoop();
     const refused = await until(
       'a refusal while the answers wait',
       async () => {
@@ -170,6 +167,6 @@ describe('admission: answers waiting while the event loop is full, on a node', f
       () => send('once the answers are written'),
       (reply) => typeof reply.data?.messageId === 'string',
     );
-    clearInterval(busy);
+    stopBusy?.();
   });
 });

@@ -3,12 +3,12 @@
 // (503 server_busy, reason deliveries_behind) while its delivery worker has been behind for a
 // while and its event loop is full. Either alone refuses nothing: a worker behind on a slow
 // Service's deliveries with the loop free, or a busy loop with the worker caught up.
-import { performance } from 'node:perf_hooks';
 import { expect } from 'chai';
 import { io, type Socket } from 'socket.io-client';
 import { createAccount } from '../src/tenancy/accounts.ts';
 import { createService } from '../src/tenancy/services.ts';
 import { enqueueCommitted } from './support/deliveries.ts';
+import { fillEventLoop } from './support/busy-loop.ts';
 import { client } from './support/http.ts';
 import { gate, Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -25,7 +25,7 @@ describe('admission: deliveries behind while the event loop is full', function (
   let receiver: Receiver;
   let server: TestServer;
   let socket: Socket | undefined;
-  let busy: NodeJS.Timeout | undefined;
+  let stopBusy: (() => void) | undefined;
   const held = gate();
 
   before(async () => {
@@ -38,7 +38,7 @@ describe('admission: deliveries behind while the event loop is full', function (
   });
 
   after(async () => {
-    clearInterval(busy);
+    stopBusy?.();
     socket?.disconnect();
     held.open();
     await server.stop();
@@ -90,10 +90,7 @@ describe('admission: deliveries behind while the event loop is full', function (
     expect(await refusals()).to.equal(0);
 
     // The loop full as well (this process runs the server): refused, with the wait to retry after.
-    busy = setInterval(() => {
-      const end = performance.now() + 45;
-      while (performance.now() < end);
-    }, 1);
+    stopBusy = fillEventLoop();
     const refused = await until(
       'a refusal',
       () => send('while the node is full'),
@@ -111,6 +108,6 @@ describe('admission: deliveries behind while the event loop is full', function (
       (ms) => ms === 0,
     );
     expect((await send('once the webhooks are out')).data?.messageId).to.be.a('string');
-    clearInterval(busy);
+    stopBusy?.();
   });
 });
