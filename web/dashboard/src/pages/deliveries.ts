@@ -121,13 +121,18 @@ export function deliveriesSection(ctx: PageContext, service: Service, mayManage:
   const retryNow = mayManage ? h('button', { type: 'button', class: 'secondary' }, 'Retry waiting now') : null;
   const status = statusLine();
   const list = h('div', {});
+  // Renders overlap (the first one, a filter changed, a live reload of the numbers it waits
+  // for): only the latest may fill the list, or a slower earlier one shows a stale log over it.
+  let latest = 0;
   const render = async () => {
+    const mine = ++latest;
     const query = new URLSearchParams();
     if (state.value) query.set('state', state.value);
     if (since.value) query.set('since', isoOf(since.value));
     if (until.value) query.set('until', isoOf(until.value));
     if (userId.value) query.set('userId', userId.value);
     const [log] = await Promise.all([api.get<Delivery[]>(`/services/${service.id}/deliveries?${query.toString()}`), stats.reload()]);
+    if (mine !== latest) return;
     const rows = log.data;
     show(
       list,
