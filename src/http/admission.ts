@@ -1,8 +1,8 @@
 // Admission of the Client API's writes on one node: past its capacity a node refuses at once,
 // with a code the client acts on (503 server_busy, Retry-After), instead of queueing writes until
-// every caller times out, or accepting more than it can deliver. Three signs of a full node: too
+// every caller times out, or accepting more than it can deliver. Four signs of a full node: too
 // many client writes in progress; work waiting too long for a database connection
-// (db/pool-waits.ts: the database, not this process, is what is full); and the node's CPU full
+// (db/pool-waits.ts: the database, not this process, is what is full); the node's CPU full
 // while its delivery worker has been behind for a while (its event loop busy nearly all the
 // time, and more deliveries due than the worker holds, without a break: the node takes
 // customers' messages faster than it sends their webhooks, so the outbox, and every answer
