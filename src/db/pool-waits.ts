@@ -10,6 +10,7 @@
 // (group commits, the worker's claims, ORM reads), from its request to its connection.
 
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { OpenWaits } from './open-waits.ts';
 
 /** The events of knex's pool (tarn) read here. */
 interface PoolEvents {
@@ -19,8 +20,8 @@ interface PoolEvents {
 const WINDOW_MS = 1000;
 
 export class PoolWaits {
-  /** Acquisitions waiting now: request id → when asked (in request order, so the first is the oldest). */
-  private readonly waiting = new Map<number, number>();
+  /** Acquisitions waiting now, by request id. */
+  private readonly waiting = new OpenWaits();
   private windowStart = performance.now();
   private windowSum = 0;
   private windowCount = 0;
@@ -33,11 +34,10 @@ export class PoolWaits {
   }
 
   constructor(pool: PoolEvents) {
-    pool.on('acquireRequest', (id) => this.waiting.set(id, performance.now()));
+    pool.on('acquireRequest', (id) => this.waiting.began(id, performance.now()));
     const ended = (id: number) => {
-      const at = this.waiting.get(id);
+      const at = this.waiting.ended(id);
       if (at === undefined) return;
-      this.waiting.delete(id);
       const now = performance.now();
       this.roll(now);
       this.windowSum += now - at;
@@ -57,8 +57,7 @@ export class PoolWaits {
     const now = performance.now();
     this.roll(now);
     const current = this.windowCount > 0 ? this.windowSum / this.windowCount : 0;
-    const oldest = this.waiting.values().next();
-    return Math.max(oldest.done ? 0 : now - oldest.value, current, this.lastMean);
+    return Math.max(this.waiting.oldestAgeMs(now), current, this.lastMean);
   }
 
   private roll(now: number): void {

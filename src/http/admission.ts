@@ -13,9 +13,10 @@
 // alone is no sign: it is as busy while sockets open, with nothing late. The worker alone is
 // none either: a slow Service keeps it behind on that Service's deliveries, and its customers'
 // messages must still be taken (the outbox is their queue); nor is a slow answer alone (a
-// database slow for a moment, with the CPU free, is the database sign's). What a node has accepted it still commits and acknowledges; what it
-// refuses it has not written, so a refused write is simply sent again (the widget retries it
-// with the same clientMessageId; Parley clients retry a 5xx).
+// database slow for a moment, with the CPU free, is the database sign's). What a node has
+// accepted it still commits and acknowledges; what it refuses it has not written, so a refused
+// write is simply sent again (the widget retries it with the same clientMessageId; Parley
+// clients retry a 5xx).
 import { AppError } from '../errors.ts';
 
 /** The code and wait a refused write is answered with, over REST (Retry-After) and sockets (data.retryAfter). */

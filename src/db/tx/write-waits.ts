@@ -6,6 +6,7 @@
 // them is answered.
 
 import { performance } from 'node:perf_hooks';
+import { OpenWaits } from '../open-waits.ts';
 
 const BUCKET_MS = 250;
 /** Buckets in the window (a second). */
@@ -20,8 +21,8 @@ interface Bucket {
 
 export class WriteWaits {
   private readonly buckets: Bucket[] = Array.from({ length: WINDOW }, () => ({ slot: -1, totalMs: 0, count: 0 }));
-  /** Open writes by when they began; a Map keeps insertion order, so its first entry is the oldest. */
-  private readonly open = new Map<number, number>();
+  /** Writes handed in and not yet answered. */
+  private readonly open = new OpenWaits();
   private next = 0;
 
   constructor(private readonly now: () => number = () => performance.now()) {}
@@ -29,10 +30,10 @@ export class WriteWaits {
   /** A write handed in; the returned function is called once it is answered (written or refused). */
   begin(): () => void {
     const id = this.next++;
-    const began = this.now();
-    this.open.set(id, began);
+    this.open.began(id, this.now());
     return () => {
-      if (!this.open.delete(id)) return;
+      const began = this.open.ended(id);
+      if (began === undefined) return;
       const ended = this.now();
       const slot = Math.floor(ended / BUCKET_MS);
       const bucket = this.buckets[slot % WINDOW] as Bucket;
@@ -54,8 +55,7 @@ export class WriteWaits {
       count += bucket.count;
     }
     const mean = count > 0 ? totalMs / count : 0;
-    const oldest = this.open.values().next();
-    const age = oldest.done ? 0 : now - oldest.value;
+    const age = this.open.oldestAgeMs(now);
     return age > WINDOW * BUCKET_MS ? Math.max(mean, age) : mean;
   }
 }
