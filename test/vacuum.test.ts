@@ -144,4 +144,19 @@ describe('tables vacuumed by Palaver where the database does not', function () {
     await vacuumDueTables(em, { transactions: 1 });
     expect((await stats(em, 'vacuum_probe_old')).last_vacuum, 'past a limit of 1').to.not.equal(null);
   });
+
+  it('analyses the embedded database from a sample of 3,000 rows (statistics target 10), not 30,000', async function () {
+    // An analysis holds the embedded database's one connection: every message waits behind it.
+    // The sample is 300 rows per unit of the target, and the histogram has target + 1 bounds.
+    if (mode !== 'embedded') return this.skip();
+    const em = server.deps.db.orm.em;
+    await inserted(em, 'vacuum_probe_sampled', 20_000);
+    await vacuumDueTables(em);
+    const [row] = await em
+      .getConnection()
+      .execute<Array<{ bounds: number }>>(
+        `select array_length(histogram_bounds::text::int[], 1) as bounds from pg_stats where tablename = 'vacuum_probe_sampled' and attname = 'id'`,
+      );
+    expect(row?.bounds).to.equal(11);
+  });
 });
