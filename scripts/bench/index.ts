@@ -36,8 +36,8 @@ const { values } = parseArgs({
     'capacity-seconds': { type: 'string', default: '20' },
     /** The p99 a step must stay under to count as held (250 ms, the target; a busy machine may need more to find its knee). */
     'capacity-p99': { type: 'string', default: '250' },
-    /** postgresql, embedded, or both (the default run measures PostgreSQL; --full both). */
-    'capacity-modes': { type: 'string', default: 'postgresql' },
+    /** postgresql, embedded, or both (the default: each with its overload step). */
+    'capacity-modes': { type: 'string', default: 'both' },
     'inbox-conversations': { type: 'string', default: '100000' },
     'inbox-pages': { type: 'string', default: '40' },
     'inbox-answers': { type: 'string', default: '100' },
@@ -50,7 +50,7 @@ const { values } = parseArgs({
     'pipeline-round-trips': { type: 'string', default: '10000' },
     /** postgresql, embedded, or both (the default run measures both). */
     'pipeline-modes': { type: 'string', default: 'both' },
-    // Larger capacity steps, and the embedded database measured too: longer than the 5-minute default run.
+    // Larger capacity steps for longer, and the one-file reference beside them: far longer than the default run.
     full: { type: 'boolean', default: false },
     // The capacity bench's step at twice the capacity and back (on unless this is given).
     'no-overload': { type: 'boolean', default: false },
