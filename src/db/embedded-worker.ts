@@ -34,11 +34,9 @@ try {
   const db = await PGlite.create(directory);
   // PGlite is one session, so a session setting is the whole database's. An ANALYZE samples 300
   // rows per unit of the statistics target, and holds the one connection while it does: every
-  // message waits behind it. Ten (PostgreSQL's default before 8.4) samples 3,000 rows instead of
-  // 30,000; the statements the node runs look rows up by key, where ten buckets plan the same.
-  // After an overload had doubled the tables, the vacuum sweep's analyses took 150-200 ms
-  // every 10 s and the held load's p99 went from 110 to 200-330 ms; with ten, 20-40 ms and
-  // 78-81 ms (docs/performance.md, "Table statistics").
+  // message waits behind the vacuum sweep's analyses (db/vacuum.ts). Ten (PostgreSQL's default
+  // before 8.4) samples 3,000 rows instead of 30,000; the statements the node runs look rows up
+  // by key, where ten buckets plan the same (docs/performance.md, "Table statistics").
   await db.exec('set default_statistics_target = 10');
   const server = await serveWire(db, { busy: new BigInt64Array(busy) });
 
